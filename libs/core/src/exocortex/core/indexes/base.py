@@ -1,0 +1,109 @@
+"""The two projection interfaces the retrieval service writes to and searches.
+
+Postgres is the source of truth; these indexes are projections that can be dropped and rebuilt.
+Adapters: Qdrant Edge (embedded) or Qdrant server for vectors; tantivy (embedded) or Meilisearch
+for keywords. Fusion and boosts happen in the retrieval service, never in an engine, so ranking is
+identical whichever adapters run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDocument:
+    """One active memory row (or chunk row) as the projections see it."""
+
+    memory_id: str
+    version: int
+    namespace: str
+    content_type: str
+    source: str
+    tags: tuple[str, ...]
+    created_at: datetime
+    importance: float
+    is_metadata: bool
+    # Chunk rows point at the memory they belong to; search collapses them onto it.
+    parent_id: str | None = None
+    # Keyword side.
+    content: str = ""
+    keywords: str = ""
+    # Vector side; None when the row has no embedding (e.g. a chunked parent).
+    vector: Vector | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFilter:
+    """Filters both index kinds apply natively (pre-filtering, not post-filtering)."""
+
+    namespace: str | None = None
+    tags_any: tuple[str, ...] = ()
+    content_type: str | None = None
+    source: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    min_importance: float | None = None
+    exclude_metadata: bool = False
+    exclude_ids: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHit:
+    memory_id: str
+    score: float
+    parent_id: str | None = None
+
+
+class VectorIndex(Protocol):
+    """Nearest-neighbour search over memory embeddings."""
+
+    name: str
+
+    async def upsert(self, docs: Sequence[IndexDocument]) -> None:
+        """Insert or replace documents that carry a vector; documents without one are removed."""
+
+    async def delete(self, memory_ids: Sequence[str]) -> None: ...
+
+    async def search(self, vector: Vector, limit: int, flt: IndexFilter) -> list[IndexHit]:
+        """Highest cosine similarity first; score is the cosine similarity."""
+
+    async def versions(self, memory_ids: Sequence[str]) -> dict[str, int]:
+        """Projected version of each id that is present."""
+
+    async def count(self) -> int: ...
+
+    async def flush(self) -> None:
+        """Make every write so far durable (called before a batch of events is acked)."""
+
+    async def close(self) -> None: ...
+
+
+class KeywordIndex(Protocol):
+    """BM25 keyword search over memory content and keywords."""
+
+    name: str
+
+    async def upsert(self, docs: Sequence[IndexDocument]) -> None: ...
+
+    async def delete(self, memory_ids: Sequence[str]) -> None: ...
+
+    async def search(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
+        """Best BM25 match first; score is the engine's relevance score (higher is better)."""
+
+    async def versions(self, memory_ids: Sequence[str]) -> dict[str, int]: ...
+
+    async def count(self) -> int: ...
+
+    async def flush(self) -> None:
+        """Commit pending writes and make them visible to search."""
+
+    async def close(self) -> None: ...
