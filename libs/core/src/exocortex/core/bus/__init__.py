@@ -1,0 +1,1 @@
+"""NATS JetStream: the domain event bus."""

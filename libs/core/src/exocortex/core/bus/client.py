@@ -1,0 +1,130 @@
+"""Connecting to NATS, declaring the stream, and running durable pull consumers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+
+import nats
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from exocortex.core.bus import subjects
+from exocortex.core.logging import get_logger
+
+log = get_logger(__name__)
+
+# How long a message may stay unacked before JetStream redelivers it.
+ACK_WAIT_SECONDS = 60.0
+
+
+async def connect(url: str, *, name: str) -> NatsClient:
+    """Connect with endless reconnects: a process keeps running while NATS is away."""
+
+    async def _disconnected() -> None:
+        log.warning("nats disconnected")
+
+    async def _reconnected() -> None:
+        log.info("nats reconnected")
+
+    async def _error(exc: Exception) -> None:
+        log.warning("nats error", error=str(exc))
+
+    return await nats.connect(
+        url,
+        name=name,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        connect_timeout=2,
+        allow_reconnect=True,
+        retry_on_failed_connect=True,
+        disconnected_cb=_disconnected,
+        reconnected_cb=_reconnected,
+        error_cb=_error,
+    )
+
+
+async def ensure_stream(js: JetStreamContext) -> None:
+    """Create the event stream if missing (idempotent; every process may call it)."""
+    config = StreamConfig(
+        name=subjects.STREAM,
+        subjects=subjects.STREAM_SUBJECTS,
+        storage=StorageType.FILE,
+        # Deduplicate re-published outbox rows (same Nats-Msg-Id) over this window.
+        duplicate_window=120.0,
+        max_age=14 * 24 * 3600.0,
+    )
+    try:
+        await js.stream_info(subjects.STREAM)
+    except NotFoundError:
+        await js.add_stream(config)
+
+
+Handler = Callable[[Sequence[Msg]], Awaitable[None]]
+
+
+@dataclass
+class DurableConsumer:
+    """A durable pull consumer that hands batches to ``handler`` and acks them only after the
+    handler returns (so effects are committed before the ack). A failing batch is nak'ed with a
+    delay and redelivered."""
+
+    js: JetStreamContext
+    durable: str
+    filter_subject: str
+    handler: Handler
+    batch_size: int = 128
+    fetch_timeout: float = 1.0
+
+    async def pending(self) -> int:
+        info = await self.js.consumer_info(subjects.STREAM, self.durable)
+        return int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        sub = None
+        while not stop.is_set():
+            try:
+                if sub is None:
+                    await ensure_stream(self.js)
+                    sub = await self.js.pull_subscribe(
+                        self.filter_subject,
+                        durable=self.durable,
+                        stream=subjects.STREAM,
+                        config=ConsumerConfig(
+                            durable_name=self.durable,
+                            ack_policy=AckPolicy.EXPLICIT,
+                            deliver_policy=DeliverPolicy.ALL,
+                            ack_wait=ACK_WAIT_SECONDS,
+                            max_ack_pending=10_000,
+                            filter_subject=self.filter_subject,
+                        ),
+                    )
+                try:
+                    msgs = await sub.fetch(self.batch_size, timeout=self.fetch_timeout)
+                except NatsTimeoutError:
+                    continue
+                try:
+                    await self.handler(msgs)
+                except Exception:
+                    log.exception("event batch failed; will be redelivered", consumer=self.durable)
+                    for msg in msgs:
+                        with suppress(Exception):
+                            await msg.nak(delay=2.0)
+                    continue
+                for msg in msgs:
+                    await msg.ack()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # NATS away, stream not there yet, ...: keep trying; nothing is lost because the
+                # outbox keeps unpublished events and JetStream keeps unacked ones.
+                log.warning("consumer loop error; retrying", consumer=self.durable, error=str(exc))
+                sub = None
+                with suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=1.0)

@@ -1,0 +1,24 @@
+"""Every NATS subject, stream and durable consumer name, in one place."""
+
+from __future__ import annotations
+
+STREAM = "EXO"
+STREAM_SUBJECTS = ["exo.>"]
+
+MEMORY_STORED = "exo.memory.stored"
+MEMORY_UPDATED = "exo.memory.updated"
+MEMORY_ARCHIVED = "exo.memory.archived"
+MEMORY_RESTORED = "exo.memory.restored"
+MEMORY_DELETED = "exo.memory.deleted"
+MEMORY_ENRICHED = "exo.memory.enriched"
+MEMORY_ALL = "exo.memory.>"
+
+SEARCH_PERFORMED = "exo.search.performed"
+
+# Durable consumers (one per projection / worker; each survives restarts).
+RETRIEVAL_PROJECTOR = "retrieval-projector"
+ENRICHMENT_WORKER = "enrichment-worker"
+MAINTENANCE_SEARCH_RECORDER = "maintenance-search-recorder"
+
+MSG_ID_HEADER = "Nats-Msg-Id"
+CORRELATION_HEADER = "X-Correlation-Id"

@@ -1,0 +1,1 @@
+"""Typed clients for the gRPC services (so callers never touch stubs or status codes)."""

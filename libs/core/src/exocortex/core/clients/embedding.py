@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import grpc
+
+from exocortex.core.domain.vectors import Vector, from_bytes
+from exocortex.core.errors import Unavailable
+from exocortex.core.rpc.errors import from_rpc_error
+from exocortex.proto.v1 import embedding_pb2, embedding_pb2_grpc
+
+
+class EmbeddingClient:
+    def __init__(self, channel: grpc.aio.Channel, *, timeout: float = 30.0) -> None:
+        self._stub = embedding_pb2_grpc.EmbeddingStub(channel)
+        self._timeout = timeout
+        self.fingerprint = ""
+        self.dimensions = 0
+
+    async def embed(self, texts: list[str], *, query: bool = False) -> list[Vector]:
+        if not texts:
+            return []
+        kind = embedding_pb2.EMBED_KIND_QUERY if query else embedding_pb2.EMBED_KIND_PASSAGE
+        try:
+            reply = await self._stub.Embed(
+                embedding_pb2.EmbedRequest(texts=texts, kind=kind), timeout=self._timeout
+            )
+        except grpc.aio.AioRpcError as exc:
+            error = from_rpc_error(exc, peer="embedding")
+            if isinstance(error, Unavailable):
+                raise Unavailable(
+                    "the embedding service is unavailable, so nothing was stored or searched "
+                    "semantically; try again when it is back"
+                ) from exc
+            raise error from exc
+        self.fingerprint = reply.model.fingerprint
+        self.dimensions = reply.model.dimensions
+        return [from_bytes(v) for v in reply.vectors]
+
+    async def model_info(self) -> embedding_pb2.ModelInfo:
+        try:
+            info: embedding_pb2.ModelInfo = await self._stub.GetModelInfo(
+                embedding_pb2.GetModelInfoRequest(), timeout=self._timeout
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc, peer="embedding") from exc
+        self.fingerprint = info.fingerprint
+        self.dimensions = info.dimensions
+        return info

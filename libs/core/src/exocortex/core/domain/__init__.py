@@ -1,0 +1,1 @@
+"""Pure domain logic shared by services: no I/O here."""

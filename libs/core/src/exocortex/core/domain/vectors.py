@@ -1,0 +1,16 @@
+"""Embedding vectors as stored (float32 little-endian bytes) and as computed (numpy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+def to_bytes(vector: Vector) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_bytes(data: bytes) -> Vector:
+    return np.frombuffer(data, dtype="<f4").astype(np.float32, copy=False)

@@ -1,0 +1,177 @@
+"""Reading and writing rows of ``memories`` (and their tags)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from psycopg import AsyncConnection
+
+from exocortex.proto.v1 import common_pb2
+
+Row = dict[str, Any]
+
+# Every column but the embedding (large, and never shown by the API).
+_COLUMNS = """
+    m.id, m.namespace, m.content, m.content_type, m.source, m.source_uri, m.importance,
+    m.valence, m.is_active, m.is_metadata, m.parent_id, m.chunk_index, m.consolidated_into,
+    m.superseded_by, m.content_hash, m.keywords, m.embedding_model, m.access_count,
+    m.useful_count, m.last_accessed_at, m.expires_at, m.provider, m.model_id, m.model_name,
+    m.agent, m.session_id, m.conversation_id, m.metadata, m.enrichment_status, m.created_at,
+    m.updated_at, m.version,
+    coalesce(array(select t.tag from memory_tags t where t.memory_id = m.id order by t.tag),
+             '{}'::text[]) as tags
+"""
+
+SELECT_MEMORY = f"SELECT {_COLUMNS} FROM memories m"
+SELECT_MEMORY_WITH_EMBEDDING = f"SELECT {_COLUMNS}, m.embedding FROM memories m"
+
+
+@dataclass
+class NewMemory:
+    id: str
+    namespace: str
+    content: str
+    content_type: str
+    source: str
+    importance: float
+    valence: float
+    content_hash: str
+    is_metadata: bool = False
+    source_uri: str | None = None
+    parent_id: str | None = None
+    chunk_index: int | None = None
+    keywords: str = ""
+    embedding: bytes | None = None
+    embedding_model: str | None = None
+    embedding_dim: int | None = None
+    expires_at: datetime | None = None
+    attribution: dict[str, str | None] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    enrichment_status: str = "pending"
+
+
+_ATTRIBUTION = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
+
+
+async def insert(conn: AsyncConnection[Row], memory: NewMemory) -> Row:
+    """Insert one row and its tags; the caller owns the transaction."""
+    attribution = [memory.attribution.get(key) for key in _ATTRIBUTION]
+    cur = await conn.execute(
+        """
+        INSERT INTO memories (id, namespace, content, content_type, source, source_uri,
+            importance, valence, is_metadata, parent_id, chunk_index, content_hash, keywords,
+            embedding, embedding_model, embedding_dim, expires_at, provider, model_id,
+            model_name, agent, session_id, conversation_id, metadata, enrichment_status)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+            %s, %s, %s, %s, %s, %s, %s, %s)
+        RETURNING id
+        """,
+        (
+            memory.id,
+            memory.namespace,
+            memory.content,
+            memory.content_type,
+            memory.source,
+            memory.source_uri,
+            memory.importance,
+            memory.valence,
+            memory.is_metadata,
+            memory.parent_id,
+            memory.chunk_index,
+            memory.content_hash,
+            memory.keywords,
+            memory.embedding,
+            memory.embedding_model,
+            memory.embedding_dim,
+            memory.expires_at,
+            *attribution,
+            json.dumps(memory.metadata),
+            memory.enrichment_status,
+        ),
+    )
+    await cur.fetchone()
+    if memory.tags:
+        async with conn.cursor() as tag_cur:
+            await tag_cur.executemany(
+                "INSERT INTO memory_tags (memory_id, tag) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                [(memory.id, tag) for tag in memory.tags],
+            )
+    row = await get(conn, memory.id)
+    assert row is not None
+    return row
+
+
+async def get(conn: AsyncConnection[Row], memory_id: str) -> Row | None:
+    cur = await conn.execute(f"{SELECT_MEMORY} WHERE m.id = %s", (memory_id,))
+    return await cur.fetchone()
+
+
+async def get_many(
+    conn: AsyncConnection[Row], ids: Sequence[str], *, with_embedding: bool = False
+) -> dict[str, Row]:
+    if not ids:
+        return {}
+    select = SELECT_MEMORY_WITH_EMBEDDING if with_embedding else SELECT_MEMORY
+    cur = await conn.execute(f"{select} WHERE m.id = ANY(%s)", (list(ids),))
+    return {row["id"]: row for row in await cur.fetchall()}
+
+
+async def find_active_root_by_hash(
+    conn: AsyncConnection[Row], namespace: str, content_type: str, digest: str
+) -> Row | None:
+    cur = await conn.execute(
+        f"""{SELECT_MEMORY} WHERE m.namespace = %s AND m.content_type = %s
+            AND m.content_hash = %s AND m.is_active AND m.parent_id IS NULL
+            ORDER BY m.created_at DESC LIMIT 1""",
+        (namespace, content_type, digest),
+    )
+    return await cur.fetchone()
+
+
+def _ts(value: datetime | None) -> Timestamp | None:
+    if value is None:
+        return None
+    stamp = Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def to_proto(row: Row) -> common_pb2.Memory:
+    metadata = row.get("metadata") or {}
+    memory = common_pb2.Memory(
+        id=row["id"],
+        namespace=row["namespace"],
+        content=row["content"],
+        content_type=row["content_type"],
+        source=row["source"],
+        importance=float(row["importance"]),
+        valence=float(row["valence"]),
+        is_active=bool(row["is_active"]),
+        is_metadata=bool(row["is_metadata"]),
+        tags=list(row.get("tags") or []),
+        keywords=row.get("keywords") or "",
+        access_count=int(row.get("access_count") or 0),
+        useful_count=int(row.get("useful_count") or 0),
+        metadata_json=json.dumps(metadata, separators=(",", ":")),
+        version=int(row["version"]),
+        enrichment_status=row.get("enrichment_status") or "pending",
+        attribution=common_pb2.Attribution(
+            **{key: row[key] for key in _ATTRIBUTION if row.get(key) is not None}
+        ),
+    )
+    for key in ("source_uri", "parent_id", "superseded_by", "embedding_model"):
+        if row.get(key) is not None:
+            setattr(memory, key, row[key])
+    if row.get("chunk_index") is not None:
+        memory.chunk_index = int(row["chunk_index"])
+    for key in ("created_at", "updated_at", "last_accessed_at", "expires_at"):
+        stamp = _ts(row.get(key))
+        if stamp is not None:
+            getattr(memory, key).CopyFrom(stamp)
+    return memory

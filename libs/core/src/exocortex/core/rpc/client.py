@@ -1,0 +1,51 @@
+"""gRPC client channels that carry the correlation id, and a health probe."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from exocortex.core.logging import CORRELATION_HEADER, current_correlation_id
+
+
+class _CorrelationInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    async def intercept_unary_unary(
+        self,
+        continuation: Callable[[grpc.aio.ClientCallDetails, Any], Awaitable[Any]],
+        details: grpc.aio.ClientCallDetails,
+        request: Any,
+    ) -> Any:
+        cid = current_correlation_id()
+        if cid:
+            metadata = grpc.aio.Metadata(*(details.metadata or ()))
+            metadata.add(CORRELATION_HEADER, cid)
+            details = grpc.aio.ClientCallDetails(
+                details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+            )
+        return await continuation(details, request)
+
+
+def open_channel(addr: str) -> grpc.aio.Channel:
+    return grpc.aio.insecure_channel(
+        addr,
+        interceptors=[_CorrelationInterceptor()],
+        options=[
+            ("grpc.max_receive_message_length", 64 << 20),
+            ("grpc.keepalive_time_ms", 30_000),
+            # Re-dial quickly after a peer restarts.
+            ("grpc.initial_reconnect_backoff_ms", 200),
+            ("grpc.max_reconnect_backoff_ms", 2_000),
+        ],
+    )
+
+
+async def check_health(channel: grpc.aio.Channel, timeout: float = 1.0) -> bool:
+    stub = health_pb2_grpc.HealthStub(channel)
+    try:
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+    except grpc.aio.AioRpcError:
+        return False
+    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)

@@ -1,0 +1,106 @@
+"""A gRPC server with the standard health service, per-method metrics, correlation ids and
+domain-error mapping, so each service's servicer only converts messages."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from prometheus_client import Counter, Histogram
+
+from exocortex.core.errors import ExoError
+from exocortex.core.logging import CORRELATION_HEADER, correlation_id, get_logger
+from exocortex.core.rpc.errors import to_status
+
+log = get_logger(__name__)
+
+RPC_REQUESTS = Counter(
+    "exo_rpc_requests_total", "gRPC requests handled", ["service", "method", "code"]
+)
+RPC_DURATION = Histogram(
+    "exo_rpc_request_duration_seconds",
+    "gRPC request latency",
+    ["service", "method"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+
+
+class _ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        method = details.method.rsplit("/", 1)[-1]
+        inner = handler.unary_unary
+        service = self._service
+
+        async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            metadata = dict(context.invocation_metadata() or ())
+            token = correlation_id.set(str(metadata.get(CORRELATION_HEADER, "")))
+            start = time.perf_counter()
+            code = "OK"
+            try:
+                return await inner(request, context)
+            except ExoError as err:
+                status, message, trailers = to_status(err)
+                code = status.name
+                await context.abort(status, message, trailers)
+            except grpc.aio.AbortError:
+                code = "ABORTED"
+                raise
+            except Exception:
+                code = "INTERNAL"
+                log.exception("unhandled error in rpc", method=method)
+                await context.abort(grpc.StatusCode.INTERNAL, f"internal error in {service}")
+            finally:
+                RPC_REQUESTS.labels(service, method, code).inc()
+                RPC_DURATION.labels(service, method).observe(time.perf_counter() - start)
+                correlation_id.reset(token)
+
+        return grpc.unary_unary_rpc_method_handler(
+            wrapped,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+class GrpcServer:
+    """Owns a grpc.aio server and its health servicer."""
+
+    def __init__(self, service: str, listen: str) -> None:
+        self.service = service
+        self.server = grpc.aio.server(
+            interceptors=[_ServerInterceptor(service)],
+            options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 64 << 20)],
+        )
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.port = self.server.add_insecure_port(listen)
+        if self.port == 0:
+            raise RuntimeError(f"cannot listen on {listen}")
+        self._service_names: Sequence[str] = ()
+
+    def register(self, add_fn: Callable[[Any, grpc.aio.Server], None], servicer: Any) -> None:
+        add_fn(servicer, self.server)
+
+    async def start(self, service_names: Sequence[str] = ()) -> None:
+        self._service_names = service_names
+        await self.server.start()
+        for name in ("", *service_names):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("grpc server listening", port=self.port)
+
+    async def stop(self, grace: float) -> None:
+        for name in ("", *self._service_names):
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.server.stop(grace)

@@ -1,0 +1,31 @@
+"""The ``settings`` table, cached briefly so a PATCH takes effect within seconds without a
+query on every store."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from exocortex.core.db.settings_store import load_settings
+
+Row = dict[str, Any]
+
+
+class SettingsCache:
+    def __init__(
+        self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]], ttl_seconds: float = 5.0
+    ) -> None:
+        self._pool = pool
+        self._ttl = ttl_seconds
+        self._values: dict[str, str] = {}
+        self._loaded_at = 0.0
+
+    async def get(self) -> dict[str, str]:
+        if time.monotonic() - self._loaded_at > self._ttl:
+            async with self._pool.connection() as conn:
+                self._values = await load_settings(conn)
+            self._loaded_at = time.monotonic()
+        return self._values

@@ -1,0 +1,1 @@
+"""The embedding service: texts → vectors with a local sentence-transformers model."""

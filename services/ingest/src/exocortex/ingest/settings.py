@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field
+
+from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
+
+
+class IngestSettings(GrpcServiceSettings):
+    listen: str = Field(
+        default=f"127.0.0.1:{DEFAULT_GRPC_PORTS['ingest']}",
+        validation_alias=AliasChoices("EXO_INGEST_LISTEN"),
+    )
+    metrics_port: int = Field(
+        default=DEFAULT_METRICS_PORTS["ingest"],
+        validation_alias=AliasChoices("EXO_INGEST_METRICS_PORT"),
+    )
+    max_content_chars: int = Field(
+        default=200_000, validation_alias=AliasChoices("EXO_MAX_CONTENT_CHARS")
+    )
+    # The relay also polls, so events written by other processes are published promptly even
+    # if a notification is missed.
+    relay_poll_seconds: float = 1.0
+    relay_batch: int = 500
+    db_pool_size: int = 10
