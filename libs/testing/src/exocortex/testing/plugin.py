@@ -1,0 +1,122 @@
+"""pytest fixtures backed by real servers: embedded PostgreSQL and NATS with JetStream.
+
+Servers start once per test session (lazily, only when a test asks for them). Each test that
+asks for `database_url` gets a fresh, fully migrated database cloned from a template that is
+migrated once per session, which costs tens of milliseconds instead of a full migration.
+Tests that use any of these fixtures are marked `integration` automatically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+from collections.abc import AsyncIterator, Iterator
+
+import nats
+import psycopg
+import pytest
+import pytest_asyncio
+from nats.js.errors import NotFoundError
+from psycopg import sql
+
+from exocortex.core.db import migrate
+from exocortex.core.db.pool import Pool, open_pool
+from exocortex.core.runtime.nats import EmbeddedNats
+from exocortex.core.runtime.postgres import EmbeddedPostgres
+
+TEMPLATE_DATABASE = "exo_template"
+
+_INTEGRATION_FIXTURES = frozenset(
+    {
+        "postgres_server",
+        "migrated_template",
+        "database_url",
+        "db_pool",
+        "nats_server",
+        "nats_url",
+    }
+)
+_db_counter = itertools.count(1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs a real server as `integration`, so `-m "not integration"`
+    runs the pure unit tests only."""
+    for item in items:
+        if _INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+    """A PostgreSQL server for the whole session (fsync off: test data need not survive a crash)."""
+    server = EmbeddedPostgres(tmp_path_factory.mktemp("postgres") / "data", fsync=False)
+    with server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def migrated_template(postgres_server: EmbeddedPostgres) -> str:
+    """Name of a database migrated to head, used as the template for per-test databases."""
+    with psycopg.connect(postgres_server.admin_dsn, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(TEMPLATE_DATABASE)
+            )
+        )
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE_DATABASE)))
+    migrate.upgrade(postgres_server.dsn_for(TEMPLATE_DATABASE))
+    return TEMPLATE_DATABASE
+
+
+@pytest.fixture
+def database_url(postgres_server: EmbeddedPostgres, migrated_template: str) -> Iterator[str]:
+    """DSN of a fresh database with every migration applied; dropped after the test."""
+    name = f"exo_test_{os.getpid()}_{next(_db_counter)}"
+    with psycopg.connect(postgres_server.admin_dsn, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(migrated_template)
+            )
+        )
+    try:
+        yield postgres_server.dsn_for(name)
+    finally:
+        with psycopg.connect(postgres_server.admin_dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest_asyncio.fixture
+async def db_pool(database_url: str) -> AsyncIterator[Pool]:
+    """An open dict-row connection pool on the test's fresh database."""
+    pool = await open_pool(database_url, min_size=1, max_size=4)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedNats]:
+    """A NATS server with JetStream for the whole session."""
+    with EmbeddedNats(tmp_path_factory.mktemp("nats")) as server:
+        yield server
+
+
+@pytest_asyncio.fixture
+async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
+    """URL of the session's NATS server, with every JetStream stream deleted before the test so
+    each test starts from an empty JetStream."""
+    nc = await nats.connect(nats_server.url)
+    try:
+        js = nc.jetstream()
+        for name in [info.config.name for info in await js.streams_info()]:
+            if name:
+                with contextlib.suppress(NotFoundError):
+                    await js.delete_stream(name)
+    finally:
+        await nc.close()
+    yield nats_server.url
