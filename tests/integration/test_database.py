@@ -1,0 +1,234 @@
+"""Postgres schema, outbox and settings against a real server; embedded servers' lifecycles."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import nats
+import psycopg
+import pytest
+from psycopg import errors
+
+from exocortex.core.db import migrate
+from exocortex.core.db.outbox import backlog, enqueue, fetch_unpublished, mark_published
+from exocortex.core.db.pool import Pool, open_pool
+from exocortex.core.db.settings_store import DEFAULT_SETTINGS, load_settings, upsert_settings
+from exocortex.core.runtime.nats import EmbeddedNats
+from exocortex.core.runtime.postgres import EmbeddedPostgres
+
+pytestmark = pytest.mark.integration
+
+TABLES = {
+    "memories", "memory_tags", "entities", "entity_tags", "entity_relationships",
+    "memory_entities", "memory_links", "goals", "goal_milestones", "goal_links", "access_log",
+    "search_impressions", "co_retrievals", "search_misses", "consolidations", "contradictions",
+    "settings", "retrieval_regression_baselines", "retrieval_regression_runs",
+    "observability_counters", "job_runs", "outbox",
+}  # fmt: skip
+
+
+def _tables(dsn: str) -> set[str]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        return {r[0] for r in rows} - {"alembic_version"}
+
+
+def _insert_memory(conn: psycopg.Connection[tuple[object, ...]], mid: str, **cols: object) -> None:
+    values = {"id": mid, "content": f"content of {mid}", **cols}
+    names = ", ".join(values)
+    marks = ", ".join(["%s"] * len(values))
+    conn.execute(f"INSERT INTO memories ({names}) VALUES ({marks})", list(values.values()))
+
+
+def test_migrations_upgrade_downgrade_upgrade(database_url: str) -> None:
+    assert migrate.current(database_url) == "0001"
+    assert _tables(database_url) == TABLES
+
+    migrate.downgrade(database_url, "base")
+    assert migrate.current(database_url) is None
+    assert _tables(database_url) == set()
+
+    migrate.upgrade(database_url)
+    assert migrate.current(database_url) == "0001"
+    assert _tables(database_url) == TABLES
+
+
+def test_cli_reports_current_revision(
+    database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert migrate.main(["--dsn", database_url, "current"]) == 0
+    assert capsys.readouterr().out.strip() == "0001"
+
+
+def test_dedup_index_allows_one_active_root_per_hash(database_url: str) -> None:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        _insert_memory(conn, "A", content_hash="h1")
+        with pytest.raises(errors.UniqueViolation):
+            _insert_memory(conn, "B", content_hash="h1")
+        # Same hash is fine in another namespace or content type ...
+        _insert_memory(conn, "C", content_hash="h1", namespace="other")
+        _insert_memory(conn, "D", content_hash="h1", content_type="note")
+        # ... when the duplicate is archived ...
+        _insert_memory(conn, "E", content_hash="h1", is_active=False)
+        # ... or a chunk of a root.
+        _insert_memory(conn, "F", content_hash="h1", parent_id="A", chunk_index=0)
+        # Archiving the original frees the slot for a new active root.
+        conn.execute("UPDATE memories SET is_active = false WHERE id = 'A'")
+        _insert_memory(conn, "G", content_hash="h1")
+
+
+def test_memory_constraints_and_cascades(database_url: str) -> None:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        with pytest.raises(errors.CheckViolation):
+            _insert_memory(conn, "X", importance=1.5)
+        with pytest.raises(errors.CheckViolation):
+            _insert_memory(conn, "X", enrichment_status="weird")
+        _insert_memory(conn, "root")
+        _insert_memory(conn, "chunk", parent_id="root", chunk_index=0)
+        _insert_memory(conn, "summary")
+        _insert_memory(conn, "source", consolidated_into="summary", superseded_by="summary")
+        conn.execute("INSERT INTO memory_tags VALUES ('root', 'x')")
+        row = conn.execute(
+            "SELECT version, metadata, keywords, namespace FROM memories WHERE id = 'root'"
+        ).fetchone()
+        assert row is not None
+        assert row == (1, {}, "", "default")
+        # Deleting a root removes its chunks and tags; deleting a summary only clears lineage.
+        conn.execute("DELETE FROM memories WHERE id IN ('root', 'summary')")
+        ids = {r[0] for r in conn.execute("SELECT id FROM memories")}
+        assert ids == {"source"}
+        lineage = conn.execute(
+            "SELECT consolidated_into, superseded_by FROM memories WHERE id = 'source'"
+        ).fetchone()
+        assert lineage == (None, None)
+        assert conn.execute("SELECT count(*) FROM memory_tags").fetchone() == (0,)
+
+
+def test_entity_names_are_unique_case_insensitively(database_url: str) -> None:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO entities (id, name, type) VALUES ('e1', 'Postgres', 'technology')"
+        )
+        with pytest.raises(errors.UniqueViolation):
+            conn.execute("INSERT INTO entities (id, name) VALUES ('e2', 'POSTGRES')")
+        conn.execute("INSERT INTO entities (id, name, namespace) VALUES ('e3', 'postgres', 'ns2')")
+        with pytest.raises(errors.CheckViolation):
+            conn.execute("INSERT INTO entities (id, name, type) VALUES ('e4', 'x', 'animal')")
+
+
+async def test_settings_are_seeded_and_upserted(database_url: str) -> None:
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        settings = await load_settings(conn)
+        assert settings == DEFAULT_SETTINGS
+        assert settings["dedup.similarity_threshold"] == "0.85"
+        await upsert_settings(conn, {"dedup.similarity_threshold": "0.9", "new.key": "x"})
+        await conn.commit()
+        settings = await load_settings(conn)
+        assert settings["dedup.similarity_threshold"] == "0.9"
+        assert settings["new.key"] == "x"
+
+
+async def test_outbox_enqueue_fetch_mark_backlog(database_url: str) -> None:
+    pool = await open_pool(database_url, max_size=3)
+    try:
+        async with pool.connection() as conn:
+            await conn.execute("LISTEN exo_outbox")
+            await conn.commit()
+            async with pool.connection() as writer:
+                first = await enqueue(writer, "exo.memory.created", b"\x01", {"x-cid": "c1"})
+                second = await enqueue(writer, "exo.memory.updated", b"\x02")
+            # pool.connection() commits on exit; the notification arrives after the commit.
+            notifies = conn.notifies(timeout=5, stop_after=1)
+            assert [n.channel async for n in notifies] == ["exo_outbox"]
+            assert second > first
+            assert await backlog(conn) == 2
+
+        # Two relays: the second one skips rows the first one has locked.
+        async with pool.connection() as relay_a, pool.connection() as relay_b:
+            got_a = await fetch_unpublished(relay_a, limit=1)
+            got_b = await fetch_unpublished(relay_b, limit=10)
+            assert [r.id for r in got_a] == [first]
+            assert [r.id for r in got_b] == [second]
+            assert got_a[0].payload == b"\x01"
+            assert got_a[0].headers == {"x-cid": "c1"}
+            assert got_a[0].subject == "exo.memory.created"
+            assert got_a[0].created_at.tzinfo is not None
+            await mark_published(relay_a, [r.id for r in got_a])
+            await relay_b.rollback()  # relay B crashed before publishing
+
+        async with pool.connection() as conn:
+            assert await backlog(conn) == 1
+            again = await fetch_unpublished(conn, limit=10)
+            assert [r.id for r in again] == [second]
+            await mark_published(conn, [second])
+            assert await backlog(conn) == 0
+            assert await fetch_unpublished(conn, limit=10) == []
+
+        # A rolled-back transaction leaves no event behind.
+        async with pool.connection() as conn:
+            await enqueue(conn, "exo.memory.created", b"x")
+            await conn.rollback()
+            assert await backlog(conn) == 0
+    finally:
+        await pool.close()
+
+
+async def test_pool_yields_dict_rows(db_pool: Pool) -> None:
+    async with db_pool.connection() as conn:
+        cur = await conn.execute("SELECT value FROM settings WHERE key = 'scoring.rrf_k'")
+        assert await cur.fetchone() == {"value": "60"}
+
+
+def test_embedded_postgres_restart_keeps_data(tmp_path: Path) -> None:
+    data_dir = tmp_path / "pg"
+    with EmbeddedPostgres(data_dir, fsync=False, database="keep") as pg:
+        port = pg.port
+        with psycopg.connect(pg.dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE t (v text)")
+            conn.execute("INSERT INTO t VALUES ('survives')")
+    assert not pg.running
+    with EmbeddedPostgres(data_dir, fsync=False, database="keep") as pg2:
+        assert pg2.dsn.startswith("postgresql://postgres@127.0.0.1:")
+        with psycopg.connect(pg2.dsn) as conn:
+            assert conn.execute("SELECT v FROM t").fetchall() == [("survives",)]
+    # The same object can be restarted and keeps its port.
+    pg.start()
+    try:
+        assert pg.port == port
+    finally:
+        pg.stop()
+
+
+async def test_embedded_nats_jetstream_roundtrip(nats_url: str) -> None:
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(name="EXO_TEST", subjects=["exo.test.>"])
+        ack = await js.publish("exo.test.hello", b"payload", headers={"Nats-Msg-Id": "1"})
+        dup = await js.publish("exo.test.hello", b"payload", headers={"Nats-Msg-Id": "1"})
+        assert dup.duplicate
+        assert dup.seq == ack.seq
+        sub = await js.pull_subscribe("exo.test.>", durable="reader")
+        msgs = await sub.fetch(1, timeout=5)
+        assert [m.data for m in msgs] == [b"payload"]
+        await msgs[0].ack()
+    finally:
+        await nc.close()
+
+
+async def test_embedded_nats_keeps_streams_across_restart(tmp_path: Path) -> None:
+    server = EmbeddedNats(tmp_path / "js")
+    with server:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        await js.add_stream(name="KEEP", subjects=["keep.>"])
+        await js.publish("keep.one", b"1")
+        await nc.close()
+    assert not server.running
+    with server:
+        nc = await nats.connect(server.url)
+        info = await nc.jetstream().stream_info("KEEP")
+        assert info.state.messages == 1
+        await nc.close()
+    await asyncio.sleep(0)
