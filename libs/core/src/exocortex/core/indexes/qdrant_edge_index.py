@@ -26,7 +26,6 @@ from exocortex.core.indexes.qdrant_common import (
     VERSION_FIELDS,
     Condition,
     FilterPlan,
-    HasIds,
     Match,
     MatchAny,
     Range,
@@ -106,9 +105,7 @@ class QdrantEdgeVectorIndex:
         keep, drop = split_upsert(docs)
         if not keep and not drop:
             return
-        points = [
-            qe.Point(point_id(d.memory_id), as_floats(d.vector), payload_of(d)) for d in keep
-        ]
+        points = [qe.Point(point_id(d.memory_id), as_floats(d.vector), payload_of(d)) for d in keep]
         await asyncio.to_thread(self._write, points, [point_id(i) for i in drop])
 
     def _write(self, points: list[Any], drop: list[Any]) -> None:
