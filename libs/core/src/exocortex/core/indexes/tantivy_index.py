@@ -161,9 +161,9 @@ class TantivyKeywordIndex:
             must_not.append(tantivy.Query.term_set_query(s, "memory_id", ids))
             must_not.append(tantivy.Query.term_set_query(s, "parent_id", ids))
         # Filters must not add to the BM25 score, so they are wrapped as zero-score clauses.
-        return [
-            (tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in must
-        ] + [(tantivy.Occur.MustNot, q) for q in must_not]
+        return [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in must] + [
+            (tantivy.Occur.MustNot, q) for q in must_not
+        ]
 
     async def search(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
         if limit <= 0:
@@ -171,9 +171,7 @@ class TantivyKeywordIndex:
         text = self._text_query(query)
         if text is None:
             return []
-        full = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, text), *self._filter_clauses(flt)]
-        )
+        full = tantivy.Query.boolean_query([(tantivy.Occur.Must, text), *self._filter_clauses(flt)])
         return await asyncio.to_thread(self._search, self._searcher, full, limit)
 
     @staticmethod

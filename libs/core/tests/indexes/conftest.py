@@ -1,0 +1,113 @@
+"""Real engines behind the index contract: embedded ones always, servers when their URL is set."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from ulid import ULID
+
+from exocortex.core.indexes.base import IndexDocument, KeywordIndex, Vector, VectorIndex
+
+DIM = 384
+BASE_TIME = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def unit_vectors(n: int, seed: int = 7) -> np.ndarray[Any, np.dtype[np.float32]]:
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((n, DIM)).astype(np.float32)
+    out: np.ndarray[Any, np.dtype[np.float32]] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
+
+
+DocFactory = Callable[..., IndexDocument]
+
+
+@pytest.fixture
+def make_doc() -> DocFactory:
+    """Builds an IndexDocument with a fresh ULID and sensible defaults; kwargs override."""
+
+    def build(**overrides: Any) -> IndexDocument:
+        doc = IndexDocument(
+            memory_id=str(ULID()),
+            version=1,
+            namespace="default",
+            content_type="note",
+            source="api",
+            tags=(),
+            created_at=BASE_TIME,
+            importance=0.5,
+            is_metadata=False,
+        )
+        return replace(doc, **overrides)
+
+    return build
+
+
+@pytest.fixture
+def vectors() -> Callable[[int], list[Vector]]:
+    def take(n: int) -> list[Vector]:
+        return list(unit_vectors(n))
+
+    return take
+
+
+def days(n: int) -> datetime:
+    return BASE_TIME + timedelta(days=n)
+
+
+@pytest.fixture(params=["qdrant-edge", "qdrant-local", "qdrant-server"])
+async def vector_index(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[VectorIndex]:
+    kind: str = request.param
+    index: VectorIndex
+    if kind == "qdrant-edge":
+        from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+
+        index = QdrantEdgeVectorIndex(tmp_path / "qdrant", DIM)
+    else:
+        from exocortex.core.indexes.qdrant_server_index import QdrantServerVectorIndex
+
+        collection = f"test_{ULID()}".lower()
+        if kind == "qdrant-local":
+            index = QdrantServerVectorIndex(None, None, collection, DIM, location=":memory:")
+        else:
+            url = os.environ.get("EXO_TEST_QDRANT_URL")
+            if not url:
+                pytest.skip("EXO_TEST_QDRANT_URL is not set: no Qdrant server to test against")
+            key = os.environ.get("EXO_TEST_QDRANT_API_KEY")
+            index = QdrantServerVectorIndex(url, key, collection, DIM)
+    try:
+        yield index
+    finally:
+        await index.close()
+
+
+@pytest.fixture(params=["tantivy", "meilisearch"])
+async def keyword_index(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[KeywordIndex]:
+    kind: str = request.param
+    index: KeywordIndex
+    if kind == "tantivy":
+        from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
+
+        index = TantivyKeywordIndex(tmp_path / "tantivy")
+    else:
+        url = os.environ.get("EXO_TEST_MEILI_URL")
+        if not url:
+            pytest.skip("EXO_TEST_MEILI_URL is not set: no Meilisearch server to test against")
+        from exocortex.core.indexes.meilisearch_index import MeilisearchKeywordIndex
+
+        index = MeilisearchKeywordIndex(url, os.environ.get("EXO_TEST_MEILI_KEY"), f"test_{ULID()}")
+    try:
+        yield index
+    finally:
+        await index.close()
