@@ -17,7 +17,7 @@ S = TypeVar("S", bound=CommonSettings)
 log = get_logger(__name__)
 
 
-def serve_metrics(port: int, host: str = "0.0.0.0") -> None:  # noqa: S104 - scraped by Prometheus
+def serve_metrics(port: int, host: str = "0.0.0.0") -> None:
     """Expose /metrics on ``port`` (0 disables it)."""
     if port:
         start_http_server(port, addr=host)
@@ -37,9 +37,7 @@ def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> Non
     asyncio.run(_runner())
 
 
-def run_service(
-    name: str, settings: S, run: Callable[[S, asyncio.Event], Awaitable[None]]
-) -> None:
+def run_service(name: str, settings: S, run: Callable[[S, asyncio.Event], Awaitable[None]]) -> None:
     """The whole of every service's ``__main__``: log set-up, then ``run`` until signalled."""
     configure_logging(name, fmt=settings.log_format, level=settings.log_level)
 

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +57,9 @@ class Model:
         self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         dim = self._model.get_sentence_embedding_dimension()
         name = MODEL_NAME if path == bundled_model_path() else path.name
-        self.info = ModelInfo(name=name, dimensions=int(dim or 0), fingerprint=fingerprint_model(path))
+        self.info = ModelInfo(
+            name=name, dimensions=int(dim or 0), fingerprint=fingerprint_model(path)
+        )
 
     def encode(self, texts: list[str]) -> list[Vector]:
         matrix = self._model.encode(
@@ -95,10 +98,8 @@ class MicroBatcher:
     async def stop(self) -> None:
         if self._task:
             self._task.cancel()
-            try:
+            with suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def embed(self, texts: list[str]) -> list[Vector]:

@@ -52,7 +52,9 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
 
         server = GrpcServer("ingest", settings.listen)
-        server.register(ingest_pb2_grpc.add_IngestServicer_to_server, IngestServicer(service, relay))
+        server.register(
+            ingest_pb2_grpc.add_IngestServicer_to_server, IngestServicer(service, relay)
+        )
         serve_metrics(settings.metrics_port)
         await server.start(["exocortex.v1.Ingest"])
         await stop.wait()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -21,15 +21,17 @@ from exocortex.core.errors import InvalidArgument
 from exocortex.core.ids import new_id
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
-from exocortex.ingest import metrics, validation
 from exocortex.core.settings_cache import SettingsCache
+from exocortex.ingest import metrics, validation
 from exocortex.proto.v1 import events_pb2, ingest_pb2
 
 log = get_logger(__name__)
 
 Row = dict[str, Any]
 
-_ATTRIBUTION = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
+_ATTRIBUTION: tuple[
+    Literal["provider", "model_id", "model_name", "agent", "session_id", "conversation_id"], ...
+] = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
 
 
 @dataclass

@@ -23,7 +23,11 @@ class _CorrelationInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ig
             metadata = grpc.aio.Metadata(*(details.metadata or ()))
             metadata.add(CORRELATION_HEADER, cid)
             details = grpc.aio.ClientCallDetails(
-                details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+                details.method,
+                details.timeout,
+                metadata,
+                details.credentials,
+                details.wait_for_ready,
             )
         return await continuation(details, request)
 
@@ -42,10 +46,12 @@ def open_channel(addr: str) -> grpc.aio.Channel:
     )
 
 
-async def check_health(channel: grpc.aio.Channel, timeout: float = 1.0) -> bool:
+async def check_health(channel: grpc.aio.Channel, deadline_seconds: float = 1.0) -> bool:
     stub = health_pb2_grpc.HealthStub(channel)
     try:
-        reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+        reply = await stub.Check(
+            health_pb2.HealthCheckRequest(service=""), timeout=deadline_seconds
+        )
     except grpc.aio.AioRpcError:
         return False
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)

@@ -1,0 +1,24 @@
+"""`python -m exocortex.gateway`: build the settings once, then serve HTTP until signalled."""
+
+import uvicorn
+
+from exocortex.core.logging import configure_logging
+from exocortex.gateway.app import create_app
+from exocortex.gateway.settings import GatewaySettings
+
+
+def main() -> None:
+    settings = GatewaySettings()
+    configure_logging("gateway", fmt=settings.log_format, level=settings.log_level)
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Connections the gateway holds for its lifetime: gRPC channels to the services, and light
+probes of Postgres and NATS for /health. The gateway owns no data."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+
+import grpc
+import psycopg
+from nats.aio.client import Client as NatsClient
+
+from exocortex.core.bus.client import connect
+from exocortex.core.rpc.client import check_health, open_channel
+from exocortex.gateway.settings import GatewaySettings
+from exocortex.proto.v1 import ingest_pb2_grpc, retrieval_pb2_grpc
+
+SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
+
+
+@dataclass
+class Backends:
+    settings: GatewaySettings
+    channels: dict[str, grpc.aio.Channel]
+    nats: NatsClient
+    ingest: ingest_pb2_grpc.IngestStub
+    retrieval: retrieval_pb2_grpc.RetrievalStub
+    started: float = field(default_factory=time.monotonic)
+
+    async def check(self) -> dict[str, tuple[bool, str | None]]:
+        """Probe every dependency concurrently, each with a short timeout."""
+
+        async def postgres() -> tuple[bool, str | None]:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.settings.database_url, connect_timeout=2
+                ) as conn:
+                    await conn.execute("SELECT 1")
+                return True, None
+            except Exception as exc:
+                return False, type(exc).__name__
+
+        async def nats() -> tuple[bool, str | None]:
+            return (True, None) if self.nats.is_connected else (False, "not connected")
+
+        async def service(name: str) -> tuple[bool, str | None]:
+            ok = await check_health(self.channels[name], deadline_seconds=1.0)
+            return (True, None) if ok else (False, "not serving")
+
+        names = ["postgres", "nats", *SERVICES]
+        results = await asyncio.gather(postgres(), nats(), *(service(n) for n in SERVICES))
+        return dict(zip(names, results, strict=True))
+
+
+async def open_backends(stack: AsyncExitStack, settings: GatewaySettings) -> Backends:
+    addrs = {
+        "embedding": settings.embedding_addr,
+        "ingest": settings.ingest_addr,
+        "retrieval": settings.retrieval_addr,
+        "enrichment": settings.enrichment_addr,
+        "maintenance": settings.maintenance_addr,
+    }
+    channels = {name: open_channel(addr) for name, addr in addrs.items()}
+    for channel in channels.values():
+        stack.push_async_callback(channel.close)
+    nc = await connect(settings.nats_url, name="gateway")
+    stack.push_async_callback(nc.close)
+    return Backends(
+        settings=settings,
+        channels=channels,
+        nats=nc,
+        ingest=ingest_pb2_grpc.IngestStub(channels["ingest"]),
+        retrieval=retrieval_pb2_grpc.RetrievalStub(channels["retrieval"]),
+    )

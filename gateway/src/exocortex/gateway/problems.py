@@ -1,0 +1,97 @@
+"""Every 4xx/5xx is an RFC 9457 problem document. The seed's clients read ``error``, so it is
+kept alongside ``detail`` with the same text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from exocortex.core.errors import ExoError
+from exocortex.core.logging import get_logger
+from exocortex.core.rpc.errors import from_rpc_error
+
+log = get_logger(__name__)
+
+STATUS_BY_CODE = {
+    "invalid_argument": 400,
+    "not_found": 404,
+    "conflict": 409,
+    "too_large": 413,
+    "permission_denied": 403,
+    "unavailable": 503,
+    "internal": 500,
+}
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Content",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+
+def problem(
+    status: int, detail: str, *, field: str = "", extra: dict[str, Any] | None = None
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "error": detail,
+    }
+    if field:
+        body["field"] = field
+    if extra:
+        body.update(extra)
+    return JSONResponse(body, status_code=status, media_type="application/problem+json")
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    return ".".join(parts)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ExoError)
+    async def _exo(_request: Request, exc: ExoError) -> JSONResponse:
+        return problem(STATUS_BY_CODE.get(exc.code, 500), exc.message, field=exc.field)
+
+    @app.exception_handler(grpc.aio.AioRpcError)
+    async def _rpc(_request: Request, exc: grpc.aio.AioRpcError) -> JSONResponse:
+        error = from_rpc_error(exc)
+        if error.code == "internal":
+            log.error("backend call failed", code=exc.code().name)
+        return problem(STATUS_BY_CODE.get(error.code, 500), error.message, field=error.field)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = []
+        for err in exc.errors():
+            if err.get("type") == "json_invalid":
+                return problem(400, "Invalid JSON in request body")
+            field = _field_path(tuple(err.get("loc", ())))
+            errors.append({"field": field, "message": err.get("msg", "invalid")})
+        first = errors[0] if errors else {"field": "", "message": "invalid request"}
+        detail = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
+        return problem(400, detail, field=first["field"], extra={"errors": errors})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return problem(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unhandled(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return problem(500, "internal error; the server log has the details")

@@ -1,0 +1,1 @@
+"""REST routers: each converts HTTP ↔ gRPC and nothing else."""

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from exocortex.gateway.deps import BackendsDep
+from exocortex.gateway.schemas import Health
+
+router = APIRouter(tags=["health"])
+
+
+@router.get(
+    "/health",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "A dependency is down"}},
+)
+async def health(backends: BackendsDep) -> JSONResponse:
+    """Postgres, NATS and every service; 200 only when all are up."""
+    checks = await backends.check()
+    healthy = all(ok for ok, _ in checks.values())
+    body = Health(
+        status="ok" if healthy else "degraded",
+        db="connected" if checks["postgres"][0] else "disconnected",
+        uptime=round(time.monotonic() - backends.started, 3),
+        timestamp=datetime.now(UTC),
+        dependencies={
+            name: {"status": "ok" if ok else "down", "detail": detail}
+            for name, (ok, detail) in checks.items()
+        },
+    )
+    return JSONResponse(body.model_dump(mode="json"), status_code=200 if healthy else 503)
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics() -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

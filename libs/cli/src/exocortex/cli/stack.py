@@ -1,0 +1,212 @@
+"""Runs the whole system on the embedded default: embedded Postgres and NATS (unless URLs are
+given), migrations, then every process as a child, until told to stop.
+
+Used by ``exo up`` and by the end-to-end tests, so the tests start the stack exactly as users do.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS
+from exocortex.core.db import migrate
+from exocortex.core.runtime.nats import EmbeddedNats
+from exocortex.core.runtime.ports import free_port
+from exocortex.core.runtime.postgres import EmbeddedPostgres
+
+# Start order: the model loads slowest, so it starts first; everyone else retries until it is up.
+SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
+
+
+class StackError(RuntimeError):
+    """The stack could not start; the message says which part and where its log is."""
+
+
+@dataclass
+class StackConfig:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    gateway_port: int = 3210
+    postgres_port: int = 5433
+    nats_port: int = 4223
+    grpc_ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_GRPC_PORTS))
+    metrics_ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_METRICS_PORTS))
+    # Existing servers to use instead of the embedded ones.
+    database_url: str | None = None
+    nats_url: str | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    postgres_fsync: bool = True
+
+    @classmethod
+    def with_free_ports(cls, data_dir: Path, **kwargs: object) -> StackConfig:
+        """Every port picked free: for tests and for running beside another stack."""
+        return cls(
+            data_dir=data_dir,
+            gateway_port=free_port(),
+            postgres_port=free_port(),
+            nats_port=free_port(),
+            grpc_ports={name: free_port() for name in SERVICES},
+            metrics_ports={name: free_port() for name in SERVICES},
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+
+@dataclass
+class Child:
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+
+class Stack:
+    def __init__(self, config: StackConfig, *, on_event: Callable[[str], None] | None = None):
+        self.config = config
+        self._say = on_event or (lambda _msg: None)
+        self._postgres: EmbeddedPostgres | None = None
+        self._nats: EmbeddedNats | None = None
+        self._children: list[Child] = []
+        self.database_url = ""
+        self.nats_url = ""
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://{self.config.host}:{self.config.gateway_port}"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.config.data_dir / "logs"
+
+    def start(self, timeout: float = 300.0) -> None:
+        cfg = self.config
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(exist_ok=True)
+        try:
+            self._start_backing_stores()
+            self._say("applying database migrations")
+            migrate.upgrade(self.database_url)
+            for name in SERVICES:
+                self._spawn(name, [sys.executable, "-m", f"exocortex.{name}"])
+            self._spawn("gateway", [sys.executable, "-m", "exocortex.gateway"])
+            self._wait_healthy(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start_backing_stores(self) -> None:
+        cfg = self.config
+        if cfg.database_url:
+            self.database_url = cfg.database_url
+        else:
+            self._say(f"starting Postgres on 127.0.0.1:{cfg.postgres_port}")
+            self._postgres = EmbeddedPostgres(
+                cfg.data_dir / "postgres", port=cfg.postgres_port, fsync=cfg.postgres_fsync
+            ).start()
+            self.database_url = self._postgres.dsn
+        if cfg.nats_url:
+            self.nats_url = cfg.nats_url
+        else:
+            self._say(f"starting NATS JetStream on 127.0.0.1:{cfg.nats_port}")
+            self._nats = EmbeddedNats(cfg.data_dir / "nats", port=cfg.nats_port).start()
+            self.nats_url = self._nats.url
+
+    def env(self) -> dict[str, str]:
+        cfg = self.config
+        env = dict(os.environ)
+        env.update(
+            {
+                "EXO_DATABASE_URL": self.database_url,
+                "EXO_NATS_URL": self.nats_url,
+                "EXO_DATA_DIR": str(cfg.data_dir),
+                "EXO_GATEWAY_HOST": cfg.host,
+                "EXO_GATEWAY_PORT": str(cfg.gateway_port),
+                "EXO_LOG_FORMAT": env.get("EXO_LOG_FORMAT", "json"),
+                # Model weights ship with the package; never reach for a hub.
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+            }
+        )
+        for name in SERVICES:
+            upper = name.upper()
+            env[f"EXO_{upper}_LISTEN"] = f"127.0.0.1:{cfg.grpc_ports[name]}"
+            env[f"EXO_{upper}_ADDR"] = f"127.0.0.1:{cfg.grpc_ports[name]}"
+            env[f"EXO_{upper}_METRICS_PORT"] = str(cfg.metrics_ports[name])
+        env.update(cfg.extra_env)
+        return env
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        log_path = self.log_dir / f"{name}.log"
+        handle = log_path.open("ab")
+        process = subprocess.Popen(
+            argv, env=self.env(), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        handle.close()
+        self._children.append(Child(name, process, log_path))
+        self._say(f"started {name} (pid {process.pid}, log {log_path})")
+
+    def _wait_healthy(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        last: dict[str, object] = {}
+        with httpx.Client(timeout=3.0) as client:
+            while time.monotonic() < deadline:
+                self.check_children()
+                try:
+                    reply = client.get(f"{self.gateway_url}/health")
+                    last = reply.json().get("dependencies", {})
+                    if reply.status_code == 200:
+                        return
+                except (httpx.HTTPError, ValueError):
+                    pass
+                time.sleep(0.5)
+        down = [
+            name
+            for name, state in last.items()
+            if isinstance(state, dict) and state.get("status") != "ok"
+        ]
+        raise StackError(
+            f"the stack did not become healthy within {timeout:.0f}s "
+            f"(still down: {', '.join(down) or 'gateway'}); logs are in {self.log_dir}"
+        )
+
+    def check_children(self) -> None:
+        """Raise if any process has exited: a stack with a dead part is not running."""
+        for child in self._children:
+            code = child.process.poll()
+            if code is not None:
+                raise StackError(f"{child.name} exited with code {code}; see {child.log_path}")
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Stop the gateway first (no new requests), then the services, then NATS and Postgres."""
+        for child in reversed(self._children):
+            if child.process.poll() is None:
+                child.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for child in reversed(self._children):
+            remaining = max(0.1, deadline - time.monotonic())
+            try:
+                child.process.wait(remaining)
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+                child.process.wait()
+        self._children.clear()
+        if self._nats is not None:
+            self._nats.stop()
+            self._nats = None
+        if self._postgres is not None:
+            self._postgres.stop()
+            self._postgres = None
+
+    def __enter__(self) -> Stack:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

@@ -1,0 +1,48 @@
+"""The shared frame of the background workers (enrichment, maintenance): a Postgres pool, a
+NATS connection and a gRPC server with health, all owned by one exit stack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import psycopg
+from nats.aio.client import Client as NatsClient
+from psycopg_pool import AsyncConnectionPool
+
+from exocortex.core.bus.client import connect
+from exocortex.core.config import GrpcServiceSettings
+from exocortex.core.db.pool import open_pool
+from exocortex.core.process import serve_metrics
+from exocortex.core.rpc.server import GrpcServer
+
+Row = dict[str, Any]
+
+
+@dataclass
+class WorkerResources:
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]]
+    nats: NatsClient
+    server: GrpcServer
+
+
+async def open_worker(
+    stack: AsyncExitStack,
+    name: str,
+    settings: GrpcServiceSettings,
+    servicers: Sequence[tuple[Callable[[Any, grpc.aio.Server], None], Any, str]] = (),
+) -> WorkerResources:
+    pool = await open_pool(settings.database_url, max_size=4)
+    stack.push_async_callback(pool.close)
+    nc = await connect(settings.nats_url, name=name)
+    stack.push_async_callback(nc.drain)
+    server = GrpcServer(name, settings.listen)
+    for add_fn, servicer, _ in servicers:
+        server.register(add_fn, servicer)
+    serve_metrics(settings.metrics_port)
+    await server.start([full_name for _, _, full_name in servicers])
+    stack.push_async_callback(server.stop, settings.shutdown_grace_seconds)
+    return WorkerResources(pool=pool, nats=nc, server=server)

@@ -1,0 +1,140 @@
+"""Wires the retrieval service: indexes, the projector consumer, search and reads over gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack, suppress
+
+from exocortex.core.bus import subjects
+from exocortex.core.bus.client import DurableConsumer, connect
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.db.pool import open_pool
+from exocortex.core.errors import ExoError
+from exocortex.core.indexes.base import KeywordIndex, VectorIndex
+from exocortex.core.indexes.factory import open_keyword_index, open_vector_index
+from exocortex.core.logging import get_logger
+from exocortex.core.process import serve_metrics
+from exocortex.core.rpc.client import open_channel
+from exocortex.core.rpc.server import GrpcServer
+from exocortex.core.settings_cache import SettingsCache
+from exocortex.proto.v1 import retrieval_pb2_grpc
+from exocortex.retrieval import metrics
+from exocortex.retrieval.projector import Projector
+from exocortex.retrieval.reads import ReadService
+from exocortex.retrieval.search import SearchService
+from exocortex.retrieval.servicer import RetrievalServicer
+from exocortex.retrieval.settings import RetrievalSettings
+from exocortex.retrieval.waiters import IndexedVersions
+
+log = get_logger(__name__)
+
+GAUGE_INTERVAL_SECONDS = 15.0
+
+
+async def _model_dimensions(embedder: EmbeddingClient, stop: asyncio.Event) -> int:
+    """The index dimension comes from the model, so the two can never disagree."""
+    while True:
+        try:
+            return (await embedder.model_info()).dimensions
+        except ExoError as exc:
+            if stop.is_set():
+                raise
+            log.info("waiting for the embedding service", error=exc.message)
+            await asyncio.sleep(1.0)
+
+
+async def _report_gauges(
+    consumer: DurableConsumer,
+    vector_index: VectorIndex,
+    keyword_index: KeywordIndex,
+    settings: RetrievalSettings,
+    stop: asyncio.Event,
+) -> None:
+    pool = await open_pool(settings.database_url, max_size=1)
+    try:
+        while not stop.is_set():
+            with suppress(Exception):
+                metrics.CONSUMER_LAG.labels(subjects.RETRIEVAL_PROJECTOR).set(
+                    await consumer.pending()
+                )
+            with suppress(Exception):
+                metrics.INDEX_DOCUMENTS.labels("vector").set(await vector_index.count())
+                metrics.INDEX_DOCUMENTS.labels("keyword").set(await keyword_index.count())
+                async with pool.connection() as conn:
+                    cur = await conn.execute(
+                        "SELECT count(*) AS n FROM memories WHERE is_active "
+                        "AND (expires_at IS NULL OR expires_at > now())"
+                    )
+                    row = await cur.fetchone()
+                metrics.POSTGRES_MEMORIES.labels("indexable").set(row["n"] if row else 0)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), GAUGE_INTERVAL_SECONDS)
+    finally:
+        await pool.close()
+
+
+async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
+    async with AsyncExitStack() as stack:
+        pool = await open_pool(settings.database_url, max_size=settings.db_pool_size)
+        stack.push_async_callback(pool.close)
+        channel = open_channel(settings.embedding_addr)
+        stack.push_async_callback(channel.close)
+        embedder = EmbeddingClient(channel, timeout=10.0)
+        dim = await _model_dimensions(embedder, stop)
+
+        vector_index = await open_vector_index(
+            qdrant_url=settings.qdrant_url,
+            qdrant_api_key=settings.qdrant_api_key,
+            data_dir=settings.data_dir / "indexes",
+            dim=dim,
+        )
+        stack.push_async_callback(vector_index.close)
+        keyword_index = await open_keyword_index(
+            meili_url=settings.meili_url,
+            meili_api_key=settings.meili_master_key,
+            data_dir=settings.data_dir / "indexes",
+        )
+        stack.push_async_callback(keyword_index.close)
+        log.info("indexes open", vector=vector_index.name, keyword=keyword_index.name)
+
+        versions = IndexedVersions()
+        projector = Projector(pool, vector_index, keyword_index, versions)
+        nc = await connect(settings.nats_url, name="retrieval")
+        stack.push_async_callback(nc.drain)
+        consumer = DurableConsumer(
+            nc.jetstream(),
+            durable=subjects.RETRIEVAL_PROJECTOR,
+            filter_subject=subjects.MEMORY_ALL,
+            handler=projector.handle,
+            batch_size=settings.projector_batch,
+            fetch_timeout=0.25,
+        )
+        settings_cache = SettingsCache(pool)
+        search = SearchService(
+            pool,
+            embedder,
+            vector_index,
+            keyword_index,
+            settings_cache,
+            overfetch_factor=settings.overfetch_factor,
+            min_candidates=settings.min_candidates,
+        )
+        server = GrpcServer("retrieval", settings.listen)
+        server.register(
+            retrieval_pb2_grpc.add_RetrievalServicer_to_server,
+            RetrievalServicer(search, ReadService(pool), versions, vector_index, keyword_index),
+        )
+        serve_metrics(settings.metrics_port)
+        await server.start(["exocortex.v1.Retrieval"])
+        tasks = [
+            asyncio.create_task(consumer.run(stop), name="projector"),
+            asyncio.create_task(
+                _report_gauges(consumer, vector_index, keyword_index, settings, stop),
+                name="gauges",
+            ),
+        ]
+        await stop.wait()
+        await server.stop(settings.shutdown_grace_seconds)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

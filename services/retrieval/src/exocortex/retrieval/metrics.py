@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from prometheus_client import Gauge, Histogram
+
+SEARCH_DURATION = Histogram(
+    "exo_retrieval_search_duration_seconds",
+    "Search latency by stage",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1),
+)
+TIME_TO_SEARCHABLE = Histogram(
+    "exo_retrieval_time_to_searchable_seconds",
+    "From a memory's commit to its projection being searchable",
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+CONSUMER_LAG = Gauge(
+    "exo_consumer_lag_messages", "Events not yet processed by a durable consumer", ["consumer"]
+)
+INDEX_DOCUMENTS = Gauge("exo_index_documents", "Documents in each projection", ["index"])
+POSTGRES_MEMORIES = Gauge(
+    "exo_postgres_memories", "Rows in Postgres that the projections should hold", ["state"]
+)

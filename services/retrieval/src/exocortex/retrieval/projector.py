@@ -1,0 +1,113 @@
+"""Projects memory events into the vector and keyword indexes.
+
+An event only names a memory and a version; the projector reads the row as it is *now* in
+Postgres and writes that. Replays, duplicates and out-of-order delivery therefore converge on the
+latest state, and an older event can never overwrite a newer projection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from nats.aio.msg import Msg
+from psycopg_pool import AsyncConnectionPool
+
+from exocortex.core.domain.vectors import from_bytes
+from exocortex.core.indexes.base import IndexDocument, KeywordIndex, VectorIndex
+from exocortex.core.logging import get_logger
+from exocortex.core.repositories import memories
+from exocortex.proto.v1 import events_pb2
+from exocortex.retrieval import metrics
+from exocortex.retrieval.waiters import IndexedVersions
+
+log = get_logger(__name__)
+
+Row = dict[str, Any]
+
+
+def is_indexable(row: Row, now: datetime) -> bool:
+    expires = row.get("expires_at")
+    return bool(row["is_active"]) and (expires is None or expires > now)
+
+
+def to_document(row: Row) -> IndexDocument:
+    embedding = row.get("embedding")
+    return IndexDocument(
+        memory_id=row["id"],
+        version=int(row["version"]),
+        namespace=row["namespace"],
+        content_type=row["content_type"],
+        source=row["source"],
+        tags=tuple(row.get("tags") or ()),
+        created_at=row["created_at"],
+        importance=float(row["importance"]),
+        is_metadata=bool(row["is_metadata"]),
+        parent_id=row.get("parent_id"),
+        content=row["content"],
+        keywords=row.get("keywords") or "",
+        vector=from_bytes(bytes(embedding)) if embedding is not None else None,
+    )
+
+
+class Projector:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]],
+        vector_index: VectorIndex,
+        keyword_index: KeywordIndex,
+        versions: IndexedVersions,
+    ) -> None:
+        self._pool = pool
+        self._vector = vector_index
+        self._keyword = keyword_index
+        self._versions = versions
+        # One batch at a time: the embedded engines have a single writer.
+        self._lock = asyncio.Lock()
+
+    async def handle(self, msgs: Sequence[Msg]) -> None:
+        events = []
+        for msg in msgs:
+            try:
+                events.append(events_pb2.MemoryChanged.FromString(msg.data))
+            except Exception:
+                log.warning("dropping malformed memory event", subject=msg.subject)
+        await self.project(events)
+
+    async def project(self, events: Sequence[events_pb2.MemoryChanged]) -> None:
+        ids: dict[str, None] = {}
+        for event in events:
+            ids.setdefault(event.memory_id, None)
+            for chunk_id in event.chunk_ids:
+                ids.setdefault(chunk_id, None)
+        if not ids:
+            return
+        async with self._pool.connection() as conn:
+            rows = await memories.get_many(conn, list(ids), with_embedding=True)
+            # Chunks of the touched memories follow their parent's state.
+            cur = await conn.execute(
+                f"{memories.SELECT_MEMORY_WITH_EMBEDDING} WHERE m.parent_id = ANY(%s)",
+                (list(ids),),
+            )
+            for row in await cur.fetchall():
+                rows.setdefault(row["id"], row)
+        now = datetime.now(UTC)
+        upserts = [to_document(r) for r in rows.values() if is_indexable(r, now)]
+        removals = [i for i in ids if i not in rows or not is_indexable(rows[i], now)]
+        async with self._lock:
+            if upserts:
+                await asyncio.gather(self._vector.upsert(upserts), self._keyword.upsert(upserts))
+            if removals:
+                await asyncio.gather(self._vector.delete(removals), self._keyword.delete(removals))
+            await asyncio.gather(self._vector.flush(), self._keyword.flush())
+        for row in rows.values():
+            self._versions.mark(row["id"], int(row["version"]))
+            metrics.TIME_TO_SEARCHABLE.observe(
+                max(0.0, (datetime.now(UTC) - row["updated_at"]).total_seconds())
+            )
+        for missing in (i for i in ids if i not in rows):
+            # Deleted rows: any waiter for them is satisfied by the removal.
+            self._versions.mark(missing, 2**62)
