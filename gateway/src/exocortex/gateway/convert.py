@@ -50,8 +50,8 @@ def memory(m: common_pb2.Memory) -> dict[str, Any]:
     }
     for name in _OPTIONAL:
         out[name] = getattr(m, name) if m.HasField(name) else None
-    for name in ATTRIBUTION_FIELDS:
-        out[name] = getattr(m.attribution, name) if m.attribution.HasField(name) else None
+    for who in ATTRIBUTION_FIELDS:
+        out[who] = getattr(m.attribution, who) if m.attribution.HasField(who) else None
     return out
 
 

@@ -29,6 +29,10 @@ def _stamp(value: Any) -> Timestamp:
     return stamp
 
 
+def _attribution(body: MemoryCreate) -> dict[str, str]:
+    return {k: v for k in convert.ATTRIBUTION_FIELDS if (v := getattr(body, k)) is not None}
+
+
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=StoredMemory)
 async def create_memory(body: MemoryCreate, backends: BackendsDep) -> dict[str, Any]:
     """Store a memory. Returns once it is searchable (`indexed: true`) or after a bounded wait
