@@ -144,7 +144,8 @@ class TantivyKeywordIndex:
                     None if flt.created_after is None else _utc(flt.created_after),
                     None if flt.created_before is None else _utc(flt.created_before),
                     include_lower=True,
-                    include_upper=False,
+                    # tantivy treats an open side as inclusive and rejects anything else.
+                    include_upper=flt.created_before is None,
                 )
             )
         if flt.min_importance is not None:
