@@ -36,18 +36,22 @@ async def connect(url: str, *, name: str) -> NatsClient:
     async def _error(exc: Exception) -> None:
         log.warning("nats error", error=str(exc))
 
-    return await nats.connect(
-        url,
-        name=name,
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
-        connect_timeout=2,
-        allow_reconnect=True,
-        retry_on_failed_connect=True,
-        disconnected_cb=_disconnected,
-        reconnected_cb=_reconnected,
-        error_cb=_error,
-    )
+    while True:
+        try:
+            return await nats.connect(
+                url,
+                name=name,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                connect_timeout=2,
+                allow_reconnect=True,
+                disconnected_cb=_disconnected,
+                reconnected_cb=_reconnected,
+                error_cb=_error,
+            )
+        except Exception as exc:  # not up yet: wait for it rather than die
+            log.warning("waiting for NATS", url=url, error=str(exc) or type(exc).__name__)
+            await asyncio.sleep(1.0)
 
 
 async def ensure_stream(js: JetStreamContext) -> None:
