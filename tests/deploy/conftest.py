@@ -69,19 +69,27 @@ def promtool_binary() -> Path:
     return Path(str(found))
 
 
-def run(args: Sequence[str | Path], *, env: dict[str, str] | None = None,
-        cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def run(
+    args: Sequence[str | Path], *, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     """Run a tool, capturing its output; the caller asserts on the exit code."""
     return subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        [str(a) for a in args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
     )
 
 
 def describe(result: subprocess.CompletedProcess[str]) -> str:
     """A tool's exit code and output, for assertion messages."""
-    return (f"exit {result.returncode}\n--- stdout ---\n{result.stdout}\n"
-            f"--- stderr ---\n{result.stderr}")
+    return (
+        f"exit {result.returncode}\n--- stdout ---\n{result.stdout}\n"
+        f"--- stderr ---\n{result.stderr}"
+    )
 
 
 class Tools:

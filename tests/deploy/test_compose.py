@@ -69,8 +69,18 @@ def clean_environment() -> dict[str, str]:
 
 def compose_config(tools: Any, env_file: Path) -> Any:
     return tools.run(
-        [tools.compose(), "--project-directory", ROOT, "-f", COMPOSE_FILE, "--env-file", env_file,
-         "config", "--format", "json"],
+        [
+            tools.compose(),
+            "--project-directory",
+            ROOT,
+            "-f",
+            COMPOSE_FILE,
+            "--env-file",
+            env_file,
+            "config",
+            "--format",
+            "json",
+        ],
         env=clean_environment(),
     )
 
@@ -96,7 +106,8 @@ def test_compose_fails_loudly_without_a_required_secret(
     env_file = write_env(tmp_path / "test.env", {secret: None if how == "missing" else ""})
     result = compose_config(tools, env_file)
     assert result.returncode != 0, f"compose accepted a config without {secret}"
-    assert secret in result.stderr and ".env" in result.stderr, tools.describe(result)
+    assert secret in result.stderr, tools.describe(result)
+    assert ".env" in result.stderr, tools.describe(result)
 
 
 def test_example_env_ships_no_secrets() -> None:
@@ -117,7 +128,8 @@ def test_every_container_has_a_healthcheck(config: dict[str, Any]) -> None:
         check = service.get("healthcheck")
         assert check, f"{name} has no healthcheck"
         assert not check.get("disable"), f"{name} disables its healthcheck"
-        assert check.get("test") and check["test"][0] in {"CMD", "CMD-SHELL"}, name
+        assert check.get("test"), f"{name} has an empty healthcheck"
+        assert check["test"][0] in {"CMD", "CMD-SHELL"}, name
 
 
 def test_only_gateway_mcp_and_grafana_are_published_on_loopback(config: dict[str, Any]) -> None:
@@ -139,7 +151,8 @@ def test_app_services_wait_for_healthy_or_completed_dependencies(config: dict[st
     for name in APPS - {"embedding", "mcp-adapter"}:
         deps = services[name].get("depends_on", {})
         assert "migrate" in deps, f"{name} must start after migrations"
-        assert "postgres" in deps and "nats" in deps, f"{name} must wait for Postgres and NATS"
+        assert "postgres" in deps, f"{name} must wait for Postgres"
+        assert "nats" in deps, f"{name} must wait for NATS"
     assert {"qdrant", "meilisearch"} <= set(services["retrieval"]["depends_on"])
     assert "gateway" in services["mcp-adapter"]["depends_on"]
 
@@ -156,7 +169,8 @@ def test_images_are_pinned(config: dict[str, Any]) -> None:
             continue
         image = service["image"]
         repo, _, tag = image.rpartition(":")
-        assert repo and tag and tag != "latest", f"{name}: image {image!r} is not pinned"
+        assert repo, f"{name}: image {image!r} has no tag"
+        assert tag != "latest", f"{name}: image {image!r} is not pinned"
         assert re.search(r"\d+\.\d+", tag), f"{name}: image {image!r} needs a version tag"
 
 
@@ -184,9 +198,13 @@ def test_data_lives_on_named_volumes(config: dict[str, Any]) -> None:
                 assert mount.get("read_only"), f"{name} must bind {source} read-only"
     for name, target in STATEFUL.items():
         mounts = {m["target"]: m for m in config["services"][name].get("volumes", [])}
-        assert target in mounts and mounts[target]["type"] == "volume", (
-            f"{name} keeps its data in {target}: it needs a named volume there")
-    assert used == declared, f"declared but unused: {declared - used}; undeclared: {used - declared}"
+        assert target in mounts, f"{name} keeps its data in {target}: it needs a named volume there"
+        assert mounts[target]["type"] == "volume", (
+            f"{name} keeps its data in {target}: it needs a named volume there"
+        )
+    assert used == declared, (
+        f"declared but unused: {declared - used}; undeclared: {used - declared}"
+    )
 
 
 def test_secrets_reach_the_processes(config: dict[str, Any]) -> None:
@@ -198,12 +216,19 @@ def test_secrets_reach_the_processes(config: dict[str, Any]) -> None:
     for name in PROCESSES | {"gateway", "migrate"}:
         env = services[name]["environment"]
         assert env["EXO_DATABASE_URL"] == (
-            f"postgresql://exocortex:{REQUIRED_SECRETS['POSTGRES_PASSWORD']}@postgres:5432/exocortex")
+            f"postgresql://exocortex:{REQUIRED_SECRETS['POSTGRES_PASSWORD']}@postgres:5432/exocortex"
+        )
         assert env["EXO_NATS_URL"] == "nats://nats:4222"
         assert env["EXO_MEILI_MASTER_KEY"] == REQUIRED_SECRETS["MEILI_MASTER_KEY"]
         assert env["EXO_QDRANT_API_KEY"] == REQUIRED_SECRETS["QDRANT_API_KEY"]
-    assert services["meilisearch"]["environment"]["MEILI_MASTER_KEY"] == REQUIRED_SECRETS["MEILI_MASTER_KEY"]
-    assert services["qdrant"]["environment"]["QDRANT__SERVICE__API_KEY"] == REQUIRED_SECRETS["QDRANT_API_KEY"]
+    assert (
+        services["meilisearch"]["environment"]["MEILI_MASTER_KEY"]
+        == REQUIRED_SECRETS["MEILI_MASTER_KEY"]
+    )
+    assert (
+        services["qdrant"]["environment"]["QDRANT__SERVICE__API_KEY"]
+        == REQUIRED_SECRETS["QDRANT_API_KEY"]
+    )
     mcp = services["mcp-adapter"]["environment"]
     assert mcp["EXO_MCP_GATEWAY_URL"] == "http://gateway:3210"
     assert mcp["EXO_MCP_API_KEY"] == REQUIRED_SECRETS["EXO_MCP_API_KEY"]
@@ -211,10 +236,20 @@ def test_secrets_reach_the_processes(config: dict[str, Any]) -> None:
     assert grafana["GF_SECURITY_ADMIN_PASSWORD"] == REQUIRED_SECRETS["GRAFANA_ADMIN_PASSWORD"]
 
 
-GRPC_PORTS = {"embedding": 50051, "ingest": 50052, "retrieval": 50053, "enrichment": 50054,
-              "maintenance": 50055}
-METRICS_PORTS = {"embedding": 9101, "ingest": 9102, "retrieval": 9103, "enrichment": 9104,
-                 "maintenance": 9105}
+GRPC_PORTS = {
+    "embedding": 50051,
+    "ingest": 50052,
+    "retrieval": 50053,
+    "enrichment": 50054,
+    "maintenance": 50055,
+}
+METRICS_PORTS = {
+    "embedding": 9101,
+    "ingest": 9102,
+    "retrieval": 9103,
+    "enrichment": 9104,
+    "maintenance": 9105,
+}
 
 
 def test_processes_listen_where_clients_look(config: dict[str, Any]) -> None:

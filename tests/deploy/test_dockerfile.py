@@ -1,4 +1,4 @@
-"""deploy/docker/Dockerfile: hadolint-clean, one file for every Python part, small and unprivileged."""
+"""deploy/docker/Dockerfile: hadolint-clean, one file for every Python part, small, unprivileged."""
 
 from __future__ import annotations
 
@@ -50,8 +50,11 @@ def test_stages() -> None:
 
 
 def test_base_images_are_pinned() -> None:
-    images = [rest.split("=", 1)[1] for kw, rest in instructions()
-              if kw == "ARG" and re.match(r"[A-Z_]+_IMAGE=", rest)]
+    images = [
+        rest.split("=", 1)[1]
+        for kw, rest in instructions()
+        if kw == "ARG" and re.match(r"[A-Z_]+_IMAGE=", rest)
+    ]
     assert len(images) == 2, images
     for image in images:
         assert re.search(r":\d+\.\d+\.\d+-", image), f"base image {image} is not pinned"
@@ -74,11 +77,12 @@ def test_install_is_constrained_and_not_editable() -> None:
 
 def test_runtime_is_unprivileged_and_has_no_build_tools() -> None:
     body = DOCKERFILE.read_text()
-    runtime = body[body.index("AS runtime"):]
+    runtime = body[body.index("AS runtime") :]
     user = [line for line in runtime.splitlines() if line.startswith("USER ")]
     assert user == ["USER 10001:10001"], user
     assert "COPY --from=builder /opt/venv /opt/venv" in runtime
-    assert "apt-get" not in runtime and "pip install" not in runtime
+    assert "apt-get" not in runtime
+    assert "pip install" not in runtime
 
 
 @pytest.mark.parametrize(("package", "member"), sorted(PACKAGES.items()))
@@ -89,8 +93,11 @@ def test_every_package_is_a_buildable_member(package: str, member: str) -> None:
 
 
 def test_copied_paths_exist_and_are_in_the_build_context() -> None:
-    ignored = [line.strip() for line in DOCKERIGNORE.read_text().splitlines()
-               if line.strip() and not line.startswith("#") and not line.startswith("!")]
+    ignored = [
+        line.strip()
+        for line in DOCKERIGNORE.read_text().splitlines()
+        if line.strip() and not line.startswith("#") and not line.startswith("!")
+    ]
     for kw, rest in instructions():
         if kw != "COPY" or "--from=" in rest:
             continue
@@ -98,8 +105,9 @@ def test_copied_paths_exist_and_are_in_the_build_context() -> None:
         for source in sources:
             path = source.rstrip("/")
             assert (ROOT / path).exists(), f"COPY {source}: not in the repository"
-            assert not any(path == pattern.rstrip("/") or path.startswith(pattern)
-                           for pattern in ignored), f"COPY {source} is excluded by .dockerignore"
+            assert not any(
+                path == pattern.rstrip("/") or path.startswith(pattern) for pattern in ignored
+            ), f"COPY {source} is excluded by .dockerignore"
 
 
 def test_dockerignore_keeps_the_context_small() -> None:

@@ -18,7 +18,9 @@ PROVIDERS = GRAFANA_DIR / "provisioning" / "dashboards" / "exocortex.yml"
 EXPECTED_UIDS = {"exo-overview", "exo-search", "exo-ingest"}
 
 # Grafana's own variables, replaced by a plain duration so promtool can parse the query.
-GRAFANA_VARIABLES = re.compile(r"\$__(rate_interval|interval|range)|\$\{__(rate_interval|interval|range)\}")
+GRAFANA_VARIABLES = re.compile(
+    r"\$__(rate_interval|interval|range)|\$\{__(rate_interval|interval|range)\}"
+)
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -47,7 +49,8 @@ def dashboard_queries() -> list[tuple[str, str, str]]:
 
 def datasource_uid() -> str:
     sources = yaml.safe_load(DATASOURCES.read_text())["datasources"]
-    assert len(sources) == 1 and sources[0]["type"] == "prometheus"
+    assert len(sources) == 1
+    assert sources[0]["type"] == "prometheus"
     assert sources[0]["url"] == "http://prometheus:9090"
     uid: str = sources[0]["uid"]
     return uid
@@ -69,7 +72,8 @@ def test_dashboard_is_well_formed(path: Path) -> None:
     uid = datasource_uid()
     for panel in panels(board):
         pos = panel["gridPos"]
-        assert pos["x"] >= 0 and pos["x"] + pos["w"] <= 24, f"{panel['title']} overflows the grid"
+        assert pos["x"] >= 0, f"{panel['title']} is off the grid"
+        assert pos["x"] + pos["w"] <= 24, f"{panel['title']} overflows the grid"
         if panel["type"] == "row":
             continue
         assert panel["datasource"]["uid"] == uid, panel["title"]
@@ -80,15 +84,18 @@ def test_dashboard_is_well_formed(path: Path) -> None:
 
 def test_dashboard_queries_are_valid_promql(tools: Any, tmp_path: Path) -> None:
     """Each query becomes a recording rule, which `promtool check rules` parses."""
-    rules = [{"record": f"dashboard:query_{i}", "expr": GRAFANA_VARIABLES.sub("5m", expr)}
-             for i, (_, _, expr) in enumerate(dashboard_queries())]
+    rules = [
+        {"record": f"dashboard:query_{i}", "expr": GRAFANA_VARIABLES.sub("5m", expr)}
+        for i, (_, _, expr) in enumerate(dashboard_queries())
+    ]
     assert rules
     path = tmp_path / "dashboard-queries.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
     result = tools.run([tools.promtool(), "check", "rules", path])
     if result.returncode != 0:
-        numbered = "\n".join(f"query_{i}: {f} / {t}: {e}"
-                             for i, (f, t, e) in enumerate(dashboard_queries()))
+        numbered = "\n".join(
+            f"query_{i}: {f} / {t}: {e}" for i, (f, t, e) in enumerate(dashboard_queries())
+        )
         pytest.fail(f"{tools.describe(result)}\n{numbered}")
 
 

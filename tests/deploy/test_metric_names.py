@@ -22,7 +22,8 @@ SOURCE_ROOTS = [
     ROOT / "mcp-adapter" / "src",
 ]
 DEFINITION = re.compile(
-    r"\b(Counter|Gauge|Histogram|Summary)\(\s*(?:name\s*=\s*)?[\"'](exo_[a-z0-9_]+)[\"']")
+    r"\b(Counter|Gauge|Histogram|Summary)\(\s*(?:name\s*=\s*)?[\"'](exo_[a-z0-9_]+)[\"']"
+)
 METRIC = re.compile(r"\bexo_[a-z0-9_]+")
 QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 
@@ -76,7 +77,10 @@ def referenced() -> dict[str, set[str]]:
     for path in sorted((ROOT / "deploy" / "prometheus" / "rules").glob("*.yml")):
         for group in yaml.safe_load(path.read_text())["groups"]:
             for rule in group["rules"]:
-                add(names_in(rule["expr"]), f"{path.name}: {rule.get('alert') or rule.get('record')}")
+                add(
+                    names_in(rule["expr"]),
+                    f"{path.name}: {rule.get('alert') or rule.get('record')}",
+                )
     for path in sorted((ROOT / "deploy" / "prometheus" / "tests").glob("*.yml")):
         for case in yaml.safe_load(path.read_text())["tests"]:
             for series in case.get("input_series", []):
@@ -90,18 +94,25 @@ def test_referenced_metrics_are_exported() -> None:
     defined = exported()
     missing = {name: sorted(where) for name, where in sorted(uses.items()) if name not in defined}
     assert not missing, (
-        "metrics used in dashboards/rules that no Counter/Gauge/Histogram/Summary(\"exo_...\") in "
+        'metrics used in dashboards/rules that no Counter/Gauge/Histogram/Summary("exo_...") in '
         f"{', '.join(str(r.relative_to(ROOT)) for r in SOURCE_ROOTS)} exposes "
         f"({len(defined)} series found):\n"
-        + "\n".join(f"  {name}  <- {', '.join(where)}" for name, where in missing.items()))
+        + "\n".join(f"  {name}  <- {', '.join(where)}" for name, where in missing.items())
+    )
 
 
 def test_name_parsing() -> None:
     """The parsers themselves, on known inputs."""
-    assert names_in('sum(rate(exo_a_total{x="exo_not_a_metric"}[5m])) / exo_b') == {"exo_a_total", "exo_b"}
+    assert names_in('sum(rate(exo_a_total{x="exo_not_a_metric"}[5m])) / exo_b') == {
+        "exo_a_total",
+        "exo_b",
+    }
     assert exposed_series("Counter", "exo_c_total") == {"exo_c_total", "exo_c_created"}
     assert exposed_series("Counter", "exo_c") == {"exo_c_total", "exo_c_created"}
     assert "exo_h_seconds_bucket" in exposed_series("Histogram", "exo_h_seconds")
     assert "exo_h_seconds" not in exposed_series("Histogram", "exo_h_seconds")
-    source = 'X = Histogram(\n    "exo_h_seconds", "doc", ["stage"])\nY = Gauge(name="exo_g", documentation="d")'
+    source = (
+        'X = Histogram(\n    "exo_h_seconds", "doc", ["stage"])\n'
+        'Y = Gauge(name="exo_g", documentation="d")'
+    )
     assert DEFINITION.findall(source) == [("Histogram", "exo_h_seconds"), ("Gauge", "exo_g")]

@@ -60,7 +60,8 @@ def test_promtool_check_config_with_the_rules_loaded(tools: Any, tmp_path: Path)
     copy.write_text(yaml.safe_dump(config))
     result = tools.run([tools.promtool(), "check", "config", copy])
     assert result.returncode == 0, tools.describe(result)
-    assert "SUCCESS" in result.stdout and "rules found" in result.stdout, tools.describe(result)
+    assert "SUCCESS" in result.stdout, tools.describe(result)
+    assert "rules found" in result.stdout, tools.describe(result)
 
 
 def test_promtool_check_rules(tools: Any) -> None:
@@ -84,7 +85,9 @@ def test_every_alert_has_a_firing_and_a_quiet_unit_test() -> None:
     alerts = set(alert_rules())
     assert alerts - fires == set(), f"alerts never tested firing: {sorted(alerts - fires)}"
     assert alerts - quiet == set(), f"alerts never tested quiet: {sorted(alerts - quiet)}"
-    assert (fires | quiet) - alerts == set(), f"tests for unknown alerts: {sorted((fires | quiet) - alerts)}"
+    assert (fires | quiet) - alerts == set(), (
+        f"tests for unknown alerts: {sorted((fires | quiet) - alerts)}"
+    )
 
 
 def test_alerts_are_documented_and_classified() -> None:
@@ -117,7 +120,9 @@ def test_rules_use_the_contracted_thresholds() -> None:
     rules = alert_rules()
     latency = rules["ExoSearchLatencyHigh"]["expr"]
     assert 'exo_retrieval_search_duration_seconds_bucket{stage="total"}' in latency
-    assert "histogram_quantile(0.95" in latency and "> 0.030" in latency
+    assert "histogram_quantile(0.95" in latency
+    assert "> 0.030" in latency
     assert 'status=~"5.."' in rules["ExoGatewayHighErrorRate"]["expr"]
     drift = rules["ExoIndexDrift"]["expr"]
-    assert "abs(" in drift and 'exo_postgres_memories{state="indexable"}' in drift
+    assert "abs(" in drift
+    assert 'exo_postgres_memories{state="indexable"}' in drift
