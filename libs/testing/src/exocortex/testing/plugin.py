@@ -35,6 +35,8 @@ _INTEGRATION_FIXTURES = frozenset(
         "db_pool",
         "nats_server",
         "nats_url",
+        "exo_stack",
+        "api",
     }
 )
 _db_counter = itertools.count(1)
@@ -120,3 +122,9 @@ async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
     finally:
         await nc.close()
     yield nats_server.url
+
+
+# The whole stack, for end-to-end and API tests.
+from exocortex.testing.stack import api, exo_stack, namespace  # noqa: E402
+
+__all__ = ["api", "exo_stack", "namespace"]
