@@ -41,5 +41,13 @@ class PermissionDenied(ExoError):
 
 ERRORS_BY_CODE: dict[str, type[ExoError]] = {
     cls.code: cls
-    for cls in (ExoError, InvalidArgument, NotFound, Conflict, TooLarge, Unavailable, PermissionDenied)
+    for cls in (
+        ExoError,
+        InvalidArgument,
+        NotFound,
+        Conflict,
+        TooLarge,
+        Unavailable,
+        PermissionDenied,
+    )
 }

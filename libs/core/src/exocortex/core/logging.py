@@ -69,7 +69,9 @@ def configure_logging(service: str, *, fmt: str = "auto", level: str = "info") -
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(max(numeric_level, logging.INFO) if numeric_level < logging.INFO else numeric_level)
+    root.setLevel(
+        max(numeric_level, logging.INFO) if numeric_level < logging.INFO else numeric_level
+    )
 
 
 def get_logger(name: str | None = None) -> structlog.stdlib.BoundLogger:

@@ -19,5 +19,7 @@ def strip_private(content: str) -> str:
 
 def content_hash(content: str, *, normalize_whitespace: bool = True) -> str:
     """sha256 of the content, lower-cased with whitespace collapsed (the dedup key)."""
-    text = _WHITESPACE.sub(" ", content.lower()).strip() if normalize_whitespace else content.strip()
+    text = (
+        _WHITESPACE.sub(" ", content.lower()).strip() if normalize_whitespace else content.strip()
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
