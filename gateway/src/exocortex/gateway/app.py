@@ -13,7 +13,7 @@ from exocortex.core.ids import new_id
 from exocortex.core.logging import correlation_id, get_logger
 from exocortex.gateway import metrics, problems
 from exocortex.gateway.backends import open_backends
-from exocortex.gateway.routers import health, memories
+from exocortex.gateway.routers import health, memories, reads, search
 from exocortex.gateway.settings import GatewaySettings
 
 log = get_logger(__name__)
@@ -70,4 +70,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
 
     app.include_router(health.router)
     app.include_router(memories.router)
+    app.include_router(search.router)
+    # Last: its /api/memories/{memory_id} would otherwise shadow static read paths.
+    app.include_router(reads.router)
     return app

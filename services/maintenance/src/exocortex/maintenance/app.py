@@ -11,6 +11,7 @@ from contextlib import AsyncExitStack
 
 from exocortex.core.logging import get_logger
 from exocortex.core.worker import open_worker
+from exocortex.maintenance import metrics
 from exocortex.maintenance.servicer import MaintenanceServicer
 from exocortex.maintenance.settings import MaintenanceSettings
 from exocortex.proto.v1 import maintenance_pb2_grpc
@@ -32,5 +33,6 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
                 )
             ],
         )
-        log.info("maintenance ready")
+        # Exported from the start so dashboards and alerts see the series before the first run.
+        log.info("maintenance ready", job_metrics=metrics.JOB_RUNS._name)
         await stop.wait()
