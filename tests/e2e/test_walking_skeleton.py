@@ -4,6 +4,7 @@ projections → hybrid search, on the stack as `exo up` starts it."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import httpx
@@ -137,6 +138,9 @@ async def test_health_reports_every_dependency(api: httpx.AsyncClient) -> None:
     assert "exo_http_requests_total" in metrics.text
 
 
+@pytest.mark.skipif(
+    bool(os.environ.get("EXO_TEST_GATEWAY_URL")), reason="restarts an embedded stack of its own"
+)
 def test_data_survives_a_restart(tmp_path: Path) -> None:
     """A separate stack with its own embedded Postgres and NATS, stopped and started again."""
     config = StackConfig.with_free_ports(tmp_path / "data", postgres_fsync=False)

@@ -125,6 +125,6 @@ async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
 
 
 # The whole stack, for end-to-end and API tests.
-from exocortex.testing.stack import api, exo_stack, namespace  # noqa: E402
+from exocortex.testing.stack import api, exo_stack, gateway_url, namespace  # noqa: E402
 
-__all__ = ["api", "exo_stack", "namespace"]
+__all__ = ["api", "exo_stack", "gateway_url", "namespace"]

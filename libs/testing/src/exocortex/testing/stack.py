@@ -6,6 +6,7 @@ fresh ``namespace`` each instead of a fresh stack.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -36,10 +37,25 @@ def exo_stack(
         stack.stop()
 
 
+@pytest.fixture(scope="session")
+def gateway_url(request: pytest.FixtureRequest) -> str:
+    """The gateway under test: ``EXO_TEST_GATEWAY_URL`` (e.g. the compose stack) when set,
+    else the session's embedded stack."""
+    external = os.environ.get("EXO_TEST_GATEWAY_URL")
+    if external:
+        return external.rstrip("/")
+    stack: Stack = request.getfixturevalue("exo_stack")
+    return stack.gateway_url
+
+
 @pytest_asyncio.fixture
-async def api(exo_stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client for the gateway of the session's stack."""
-    async with httpx.AsyncClient(base_url=exo_stack.gateway_url, timeout=60.0) as client:
+async def api(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client for the gateway under test."""
+    headers = {}
+    key = os.environ.get("EXO_TEST_API_KEY")
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    async with httpx.AsyncClient(base_url=gateway_url, timeout=60.0, headers=headers) as client:
         yield client
 
 
