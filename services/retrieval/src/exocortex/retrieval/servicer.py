@@ -8,6 +8,7 @@ from exocortex.core.errors import InvalidArgument
 from exocortex.core.indexes.base import KeywordIndex, VectorIndex
 from exocortex.core.repositories import memories
 from exocortex.proto.v1 import retrieval_pb2, retrieval_pb2_grpc
+from exocortex.retrieval.nearest import nearest
 from exocortex.retrieval.reads import ReadService
 from exocortex.retrieval.search import ScoredMemory, SearchService
 from exocortex.retrieval.waiters import IndexedVersions
@@ -87,3 +88,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
             vector_backend=self._vector.name,
             keyword_backend=self._keyword.name,
         )
+
+    async def Nearest(
+        self, request: retrieval_pb2.NearestRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.NearestResponse:
+        return await nearest(self._vector, request)

@@ -337,3 +337,147 @@ class IndexStatus(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___IndexStatus: _TypeAlias = IndexStatus  # noqa: Y015
+
+@_typing.final
+class NearestQuery(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VECTOR_FIELD_NUMBER: _builtins.int
+    EXCLUDE_IDS_FIELD_NUMBER: _builtins.int
+    vector: _builtins.bytes
+    """float32 little-endian, the model's dimension."""
+    @_builtins.property
+    def exclude_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Ids never returned (the memory itself, its chunks)."""
+
+    def __init__(
+        self,
+        *,
+        vector: _builtins.bytes = ...,
+        exclude_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exclude_ids", b"exclude_ids", "vector", b"vector"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NearestQuery: _TypeAlias = NearestQuery  # noqa: Y015
+
+@_typing.final
+class NearestRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    QUERIES_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    CONTENT_TYPE_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    MIN_SIMILARITY_FIELD_NUMBER: _builtins.int
+    ROOTS_ONLY_FIELD_NUMBER: _builtins.int
+    EXCLUDE_METADATA_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    limit: _builtins.int
+    content_type: _builtins.str
+    min_similarity: _builtins.float
+    """Only hits with cosine >= min_similarity."""
+    roots_only: _builtins.bool
+    """Drop chunk hits (roots only) instead of reporting them with their parent_id."""
+    exclude_metadata: _builtins.bool
+    @_builtins.property
+    def queries(self) -> _containers.RepeatedCompositeFieldContainer[Global___NearestQuery]: ...
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Any-of; empty means no tag filter."""
+
+    def __init__(
+        self,
+        *,
+        queries: _abc.Iterable[Global___NearestQuery] | None = ...,
+        namespace: _builtins.str = ...,
+        limit: _builtins.int = ...,
+        content_type: _builtins.str | None = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        min_similarity: _builtins.float = ...,
+        roots_only: _builtins.bool = ...,
+        exclude_metadata: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "content_type", b"content_type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "content_type", b"content_type", "exclude_metadata", b"exclude_metadata", "limit", b"limit", "min_similarity", b"min_similarity", "namespace", b"namespace", "queries", b"queries", "roots_only", b"roots_only", "tags", b"tags"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
+    _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__content_type) -> _WhichOneofReturnType__content_type | None: ...
+
+Global___NearestRequest: _TypeAlias = NearestRequest  # noqa: Y015
+
+@_typing.final
+class NearestHit(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    PARENT_ID_FIELD_NUMBER: _builtins.int
+    SIMILARITY_FIELD_NUMBER: _builtins.int
+    memory_id: _builtins.str
+    parent_id: _builtins.str
+    """Set when the hit is a chunk: the memory it belongs to."""
+    similarity: _builtins.float
+    def __init__(
+        self,
+        *,
+        memory_id: _builtins.str = ...,
+        parent_id: _builtins.str | None = ...,
+        similarity: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id", "parent_id", b"parent_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id", "memory_id", b"memory_id", "parent_id", b"parent_id", "similarity", b"similarity"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__parent_id: _TypeAlias = _typing.Literal["parent_id"]  # noqa: Y015
+    _WhichOneofArgType__parent_id: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__parent_id) -> _WhichOneofReturnType__parent_id | None: ...
+
+Global___NearestHit: _TypeAlias = NearestHit  # noqa: Y015
+
+@_typing.final
+class NearestHits(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HITS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def hits(self) -> _containers.RepeatedCompositeFieldContainer[Global___NearestHit]: ...
+    def __init__(
+        self,
+        *,
+        hits: _abc.Iterable[Global___NearestHit] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hits", b"hits"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NearestHits: _TypeAlias = NearestHits  # noqa: Y015
+
+@_typing.final
+class NearestResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___NearestHits]:
+        """One entry per query, in order; hits best first."""
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___NearestHits] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NearestResponse: _TypeAlias = NearestResponse  # noqa: Y015

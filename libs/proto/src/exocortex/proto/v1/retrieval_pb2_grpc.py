@@ -56,6 +56,11 @@ class RetrievalStub:
                 request_serializer=exocortex_dot_v1_dot_retrieval__pb2.GetIndexStatusRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.IndexStatus.FromString,
                 _registered_method=True)
+        self.Nearest = channel.unary_unary(
+                '/exocortex.v1.Retrieval/Nearest',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.NearestRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.NearestResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServicer:
@@ -87,6 +92,14 @@ class RetrievalServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Nearest(self, request, context):
+        """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
+        contradiction candidates). Answers from the vector index, so only indexed rows are seen.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -109,6 +122,11 @@ def add_RetrievalServicer_to_server(servicer, server):
                     servicer.GetIndexStatus,
                     request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.GetIndexStatusRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_retrieval__pb2.IndexStatus.SerializeToString,
+            ),
+            'Nearest': grpc.unary_unary_rpc_method_handler(
+                    servicer.Nearest,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.NearestRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.NearestResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -220,6 +238,33 @@ class Retrieval:
             '/exocortex.v1.Retrieval/GetIndexStatus',
             exocortex_dot_v1_dot_retrieval__pb2.GetIndexStatusRequest.SerializeToString,
             exocortex_dot_v1_dot_retrieval__pb2.IndexStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Nearest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/Nearest',
+            exocortex_dot_v1_dot_retrieval__pb2.NearestRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.NearestResponse.FromString,
             options,
             channel_credentials,
             insecure,

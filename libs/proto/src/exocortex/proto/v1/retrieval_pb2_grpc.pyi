@@ -39,6 +39,10 @@ class RetrievalStub:
     AwaitIndexed: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.AwaitIndexedRequest, _retrieval_pb2.AwaitIndexedResponse]
     """Blocks until the given version of a memory is visible to Search, or the timeout passes."""
     GetIndexStatus: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.GetIndexStatusRequest, _retrieval_pb2.IndexStatus]
+    Nearest: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.NearestRequest, _retrieval_pb2.NearestResponse]
+    """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
+    contradiction candidates). Answers from the vector index, so only indexed rows are seen.
+    """
 
 @_typing.type_check_only
 class RetrievalAsyncStub(RetrievalStub):
@@ -50,6 +54,10 @@ class RetrievalAsyncStub(RetrievalStub):
     AwaitIndexed: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.AwaitIndexedRequest, _retrieval_pb2.AwaitIndexedResponse]  # type: ignore[assignment]
     """Blocks until the given version of a memory is visible to Search, or the timeout passes."""
     GetIndexStatus: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.GetIndexStatusRequest, _retrieval_pb2.IndexStatus]  # type: ignore[assignment]
+    Nearest: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.NearestRequest, _retrieval_pb2.NearestResponse]  # type: ignore[assignment]
+    """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
+    contradiction candidates). Answers from the vector index, so only indexed rows are seen.
+    """
 
 class RetrievalServicer(metaclass=_abc_1.ABCMeta):
     """The read side: hybrid search over the projections and every read of memories."""
@@ -82,5 +90,15 @@ class RetrievalServicer(metaclass=_abc_1.ABCMeta):
         request: _retrieval_pb2.GetIndexStatusRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_retrieval_pb2.IndexStatus, _abc.Awaitable[_retrieval_pb2.IndexStatus]]: ...
+
+    @_abc_1.abstractmethod
+    def Nearest(
+        self,
+        request: _retrieval_pb2.NearestRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.NearestResponse, _abc.Awaitable[_retrieval_pb2.NearestResponse]]:
+        """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
+        contradiction candidates). Answers from the vector index, so only indexed rows are seen.
+        """
 
 def add_RetrievalServicer_to_server(servicer: RetrievalServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
