@@ -23,47 +23,102 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from exocortex.proto.v1 import common_pb2 as exocortex_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x65xocortex/v1/retrieval.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19\x65xocortex/v1/common.proto\"\x82\x03\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x0e\n\x06offset\x18\x04 \x01(\x05\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x19\n\x0c\x63ontent_type\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06source\x18\x07 \x01(\tH\x01\x88\x01\x01\x12)\n\x05\x61\x66ter\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06\x62\x65\x66ore\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x0emin_importance\x18\n \x01(\x01H\x02\x88\x01\x01\x12\x16\n\tmin_score\x18\x0b \x01(\x01H\x03\x88\x01\x01\x12\x18\n\x10include_metadata\x18\x0c \x01(\x08\x12\x0f\n\x07\x63ompact\x18\r \x01(\x08\x42\x0f\n\r_content_typeB\t\n\x07_sourceB\x11\n\x0f_min_importanceB\x0c\n\n_min_score\"\xea\x01\n\x0eScoreBreakdown\x12\r\n\x05\x66used\x18\x01 \x01(\x01\x12\x0e\n\x06vector\x18\x02 \x01(\x01\x12\x0f\n\x07keyword\x18\x03 \x01(\x01\x12\x13\n\x0bvector_rank\x18\x04 \x01(\x05\x12\x14\n\x0ckeyword_rank\x18\x05 \x01(\x05\x12\x0f\n\x07recency\x18\x06 \x01(\x01\x12\x11\n\tfrequency\x18\x07 \x01(\x01\x12\x12\n\nusefulness\x18\x08 \x01(\x01\x12\x0f\n\x07valence\x18\t \x01(\x01\x12\x0b\n\x03tag\x18\n \x01(\x01\x12\r\n\x05graph\x18\x0b \x01(\x01\x12\x18\n\x10metadata_penalty\x18\x0c \x01(\x01\"t\n\x0cSearchResult\x12$\n\x06memory\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Memory\x12\r\n\x05score\x18\x02 \x01(\x01\x12/\n\tbreakdown\x18\x03 \x01(\x0b\x32\x1c.exocortex.v1.ScoreBreakdown\"]\n\x0eSearchResponse\x12+\n\x07results\x18\x01 \x03(\x0b\x32\x1a.exocortex.v1.SearchResult\x12\x10\n\x08\x64\x65graded\x18\x02 \x03(\t\x12\x0c\n\x04mode\x18\x03 \x01(\t\"!\n\x12GetMemoriesRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\"R\n\x13GetMemoriesResponse\x12&\n\x08memories\x18\x01 \x03(\x0b\x32\x14.exocortex.v1.Memory\x12\x13\n\x0bmissing_ids\x18\x02 \x03(\t\"M\n\x13\x41waitIndexedRequest\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x12\n\ntimeout_ms\x18\x03 \x01(\x05\"\'\n\x14\x41waitIndexedResponse\x12\x0f\n\x07indexed\x18\x01 \x01(\x08\"\x17\n\x15GetIndexStatusRequest\"s\n\x0bIndexStatus\x12\x18\n\x10vector_documents\x18\x01 \x01(\x03\x12\x19\n\x11keyword_documents\x18\x02 \x01(\x03\x12\x16\n\x0evector_backend\x18\x03 \x01(\t\x12\x17\n\x0fkeyword_backend\x18\x04 \x01(\t\"3\n\x0cNearestQuery\x12\x0e\n\x06vector\x18\x01 \x01(\x0c\x12\x13\n\x0b\x65xclude_ids\x18\x02 \x03(\t\"\xdf\x01\n\x0eNearestRequest\x12+\n\x07queries\x18\x01 \x03(\x0b\x32\x1a.exocortex.v1.NearestQuery\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x19\n\x0c\x63ontent_type\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x16\n\x0emin_similarity\x18\x06 \x01(\x01\x12\x12\n\nroots_only\x18\x07 \x01(\x08\x12\x18\n\x10\x65xclude_metadata\x18\x08 \x01(\x08\x42\x0f\n\r_content_type\"Y\n\nNearestHit\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x16\n\tparent_id\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x12\n\nsimilarity\x18\x03 \x01(\x01\x42\x0c\n\n_parent_id\"5\n\x0bNearestHits\x12&\n\x04hits\x18\x01 \x03(\x0b\x32\x18.exocortex.v1.NearestHit\"=\n\x0fNearestResponse\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.exocortex.v1.NearestHits2\x95\x03\n\tRetrieval\x12\x43\n\x06Search\x12\x1b.exocortex.v1.SearchRequest\x1a\x1c.exocortex.v1.SearchResponse\x12R\n\x0bGetMemories\x12 .exocortex.v1.GetMemoriesRequest\x1a!.exocortex.v1.GetMemoriesResponse\x12U\n\x0c\x41waitIndexed\x12!.exocortex.v1.AwaitIndexedRequest\x1a\".exocortex.v1.AwaitIndexedResponse\x12P\n\x0eGetIndexStatus\x12#.exocortex.v1.GetIndexStatusRequest\x1a\x19.exocortex.v1.IndexStatus\x12\x46\n\x07Nearest\x12\x1c.exocortex.v1.NearestRequest\x1a\x1d.exocortex.v1.NearestResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x65xocortex/v1/retrieval.proto\x12\x0c\x65xocortex.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19\x65xocortex/v1/common.proto\"\xbd\x03\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x0e\n\x06offset\x18\x04 \x01(\x05\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x19\n\x0c\x63ontent_type\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06source\x18\x07 \x01(\tH\x01\x88\x01\x01\x12)\n\x05\x61\x66ter\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06\x62\x65\x66ore\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x0emin_importance\x18\n \x01(\x01H\x02\x88\x01\x01\x12\x16\n\tmin_score\x18\x0b \x01(\x01H\x03\x88\x01\x01\x12\x18\n\x10include_metadata\x18\x0c \x01(\x08\x12\x0f\n\x07\x63ompact\x18\r \x01(\x08\x12\x12\n\nmax_tokens\x18\x0e \x01(\x05\x12\x14\n\x0clinked_limit\x18\x0f \x01(\x05\x12\x0f\n\x07purpose\x18\x10 \x01(\tB\x0f\n\r_content_typeB\t\n\x07_sourceB\x11\n\x0f_min_importanceB\x0c\n\n_min_score\"\x8d\x02\n\x0eScoreBreakdown\x12\r\n\x05\x66used\x18\x01 \x01(\x01\x12\x0e\n\x06vector\x18\x02 \x01(\x01\x12\x0f\n\x07keyword\x18\x03 \x01(\x01\x12\x13\n\x0bvector_rank\x18\x04 \x01(\x05\x12\x14\n\x0ckeyword_rank\x18\x05 \x01(\x05\x12\x0f\n\x07recency\x18\x06 \x01(\x01\x12\x11\n\tfrequency\x18\x07 \x01(\x01\x12\x12\n\nusefulness\x18\x08 \x01(\x01\x12\x0f\n\x07valence\x18\t \x01(\x01\x12\x0b\n\x03tag\x18\n \x01(\x01\x12\r\n\x05graph\x18\x0b \x01(\x01\x12\x18\n\x10metadata_penalty\x18\x0c \x01(\x01\x12\r\n\x05\x62oost\x18\r \x01(\x01\x12\x12\n\ngraph_rank\x18\x0e \x01(\x05\"\x85\x01\n\x0cSearchResult\x12$\n\x06memory\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Memory\x12\r\n\x05score\x18\x02 \x01(\x01\x12/\n\tbreakdown\x18\x03 \x01(\x0b\x32\x1c.exocortex.v1.ScoreBreakdown\x12\x0f\n\x07preview\x18\x04 \x01(\t\"n\n\x0cLinkedMemory\x12$\n\x06memory\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Memory\x12\x13\n\x0blinked_from\x18\x02 \x01(\t\x12\x11\n\tlink_type\x18\x03 \x01(\t\x12\x10\n\x08strength\x18\x04 \x01(\x01\"\xa3\x01\n\x0eSearchResponse\x12+\n\x07results\x18\x01 \x03(\x0b\x32\x1a.exocortex.v1.SearchResult\x12\x10\n\x08\x64\x65graded\x18\x02 \x03(\t\x12\x0c\n\x04mode\x18\x03 \x01(\t\x12*\n\x06linked\x18\x04 \x03(\x0b\x32\x1a.exocortex.v1.LinkedMemory\x12\x18\n\x10total_candidates\x18\x05 \x01(\x05\"\x7f\n\x13\x43ontextGraphRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x12\n\nmax_tokens\x18\x03 \x01(\x05\x12\x0f\n\x07\x63ompact\x18\x04 \x01(\x08\x12\x12\n\nmax_linked\x18\x05 \x01(\x05\x12\r\n\x05limit\x18\x06 \x01(\x05\"o\n\x14\x43ontextGraphResponse\x12+\n\x07results\x18\x01 \x03(\x0b\x32\x1a.exocortex.v1.SearchResult\x12*\n\x06linked\x18\x02 \x03(\x0b\x32\x1a.exocortex.v1.LinkedMemory\"\xad\x02\n\x13ListMemoriesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0e\n\x06offset\x18\x03 \x01(\x05\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x19\n\x0c\x63ontent_type\x18\x05 \x01(\tH\x00\x88\x01\x01\x12)\n\x05\x61\x66ter\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06\x62\x65\x66ore\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x0emin_importance\x18\x08 \x01(\x01H\x01\x88\x01\x01\x12\x0c\n\x04view\x18\t \x01(\t\x12\x15\n\rnamespace_set\x18\n \x01(\x08\x42\x0f\n\r_content_typeB\x11\n\x0f_min_importance\"M\n\x14ListMemoriesResponse\x12&\n\x08memories\x18\x01 \x03(\x0b\x32\x14.exocortex.v1.Memory\x12\r\n\x05total\x18\x02 \x01(\x05\"\x17\n\x15ListNamespacesRequest\",\n\x16ListNamespacesResponse\x12\x12\n\nnamespaces\x18\x01 \x03(\t\"q\n\x0b\x44iffRequest\x12)\n\x05since\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x15\n\rnamespace_set\x18\x04 \x01(\x08\"\x84\x01\n\x0c\x44iffResponse\x12%\n\x07\x63reated\x18\x01 \x03(\x0b\x32\x14.exocortex.v1.Memory\x12%\n\x07updated\x18\x02 \x03(\x0b\x32\x14.exocortex.v1.Memory\x12&\n\x08\x61rchived\x18\x03 \x03(\x0b\x32\x14.exocortex.v1.Memory\"$\n\x0fGetLinksRequest\x12\x11\n\tmemory_id\x18\x01 \x01(\t\"\xae\x01\n\nMemoryLink\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x11\n\tlink_type\x18\x02 \x01(\t\x12\x10\n\x08strength\x18\x03 \x01(\x01\x12\x11\n\tdirection\x18\x04 \x01(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12%\n\x07preview\x18\x06 \x01(\x0b\x32\x14.exocortex.v1.Memory\";\n\x10GetLinksResponse\x12\'\n\x05links\x18\x01 \x03(\x0b\x32\x18.exocortex.v1.MemoryLink\"\xef\x01\n\x06\x45ntity\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0c\n\x04type\x18\x04 \x01(\t\x12\x0f\n\x07\x61liases\x18\x05 \x03(\t\x12\x15\n\rmetadata_json\x18\x06 \x01(\t\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x14\n\x0cmemory_count\x18\x08 \x01(\x05\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x96\x01\n\x13ListEntitiesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x15\n\rnamespace_set\x18\x02 \x01(\x08\x12\x11\n\x04type\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x12\n\x05query\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\r\n\x05limit\x18\x06 \x01(\x05\x42\x07\n\x05_typeB\x08\n\x06_query\">\n\x14ListEntitiesResponse\x12&\n\x08\x65ntities\x18\x01 \x03(\x0b\x32\x14.exocortex.v1.Entity\"A\n\x15ListEntityTagsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x15\n\rnamespace_set\x18\x02 \x01(\x08\"&\n\x16ListEntityTagsResponse\x12\x0c\n\x04tags\x18\x01 \x03(\t\"-\n\x10GetEntityRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"G\n\x0c\x45ntityMemory\x12$\n\x06memory\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Memory\x12\x11\n\trelevance\x18\x02 \x01(\x01\"l\n\x16\x45ntityMemoriesResponse\x12$\n\x06\x65ntity\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Entity\x12,\n\x08memories\x18\x02 \x03(\x0b\x32\x1a.exocortex.v1.EntityMemory\"\xae\x01\n\x12\x45ntityRelationship\x12$\n\x06\x65ntity\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Entity\x12\x14\n\x0crelationship\x18\x02 \x01(\t\x12\x11\n\tdirection\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontext\x18\x04 \x01(\t\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x16\n\tmemory_id\x18\x06 \x01(\tH\x00\x88\x01\x01\x42\x0c\n\n_memory_id\"V\n\x1b\x45ntityRelationshipsResponse\x12\x37\n\rrelationships\x18\x01 \x03(\x0b\x32 .exocortex.v1.EntityRelationship\"M\n\x12\x45ntityGraphRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x15\n\rnamespace_set\x18\x02 \x01(\x08\x12\r\n\x05limit\x18\x03 \x01(\x05\"[\n\tGraphEdge\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x11\n\ttarget_id\x18\x02 \x01(\t\x12\x14\n\x0crelationship\x18\x03 \x01(\t\x12\x12\n\nconfidence\x18\x04 \x01(\x01\"e\n\x0b\x45ntityGraph\x12&\n\x08\x65ntities\x18\x01 \x03(\x0b\x32\x14.exocortex.v1.Entity\x12.\n\rrelationships\x18\x02 \x03(\x0b\x32\x17.exocortex.v1.GraphEdge\"N\n\rReportRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x15\n\rnamespace_set\x18\x02 \x01(\x08\x12\x13\n\x0bparams_json\x18\x03 \x01(\t\"/\n\x06Report\x12%\n\x04\x62ody\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\"!\n\x12GetMemoriesRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\"R\n\x13GetMemoriesResponse\x12&\n\x08memories\x18\x01 \x03(\x0b\x32\x14.exocortex.v1.Memory\x12\x13\n\x0bmissing_ids\x18\x02 \x03(\t\"M\n\x13\x41waitIndexedRequest\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x12\n\ntimeout_ms\x18\x03 \x01(\x05\"\'\n\x14\x41waitIndexedResponse\x12\x0f\n\x07indexed\x18\x01 \x01(\x08\"\x17\n\x15GetIndexStatusRequest\"s\n\x0bIndexStatus\x12\x18\n\x10vector_documents\x18\x01 \x01(\x03\x12\x19\n\x11keyword_documents\x18\x02 \x01(\x03\x12\x16\n\x0evector_backend\x18\x03 \x01(\t\x12\x17\n\x0fkeyword_backend\x18\x04 \x01(\t\"3\n\x0cNearestQuery\x12\x0e\n\x06vector\x18\x01 \x01(\x0c\x12\x13\n\x0b\x65xclude_ids\x18\x02 \x03(\t\"\xdf\x01\n\x0eNearestRequest\x12+\n\x07queries\x18\x01 \x03(\x0b\x32\x1a.exocortex.v1.NearestQuery\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x19\n\x0c\x63ontent_type\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x16\n\x0emin_similarity\x18\x06 \x01(\x01\x12\x12\n\nroots_only\x18\x07 \x01(\x08\x12\x18\n\x10\x65xclude_metadata\x18\x08 \x01(\x08\x42\x0f\n\r_content_type\"Y\n\nNearestHit\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x16\n\tparent_id\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x12\n\nsimilarity\x18\x03 \x01(\x01\x42\x0c\n\n_parent_id\"5\n\x0bNearestHits\x12&\n\x04hits\x18\x01 \x03(\x0b\x32\x18.exocortex.v1.NearestHit\"=\n\x0fNearestResponse\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.exocortex.v1.NearestHits2\xc4\r\n\tRetrieval\x12\x43\n\x06Search\x12\x1b.exocortex.v1.SearchRequest\x1a\x1c.exocortex.v1.SearchResponse\x12R\n\x0bGetMemories\x12 .exocortex.v1.GetMemoriesRequest\x1a!.exocortex.v1.GetMemoriesResponse\x12U\n\x0c\x41waitIndexed\x12!.exocortex.v1.AwaitIndexedRequest\x1a\".exocortex.v1.AwaitIndexedResponse\x12P\n\x0eGetIndexStatus\x12#.exocortex.v1.GetIndexStatusRequest\x1a\x19.exocortex.v1.IndexStatus\x12\x46\n\x07Nearest\x12\x1c.exocortex.v1.NearestRequest\x1a\x1d.exocortex.v1.NearestResponse\x12U\n\x0c\x43ontextGraph\x12!.exocortex.v1.ContextGraphRequest\x1a\".exocortex.v1.ContextGraphResponse\x12U\n\x0cListMemories\x12!.exocortex.v1.ListMemoriesRequest\x1a\".exocortex.v1.ListMemoriesResponse\x12[\n\x0eListNamespaces\x12#.exocortex.v1.ListNamespacesRequest\x1a$.exocortex.v1.ListNamespacesResponse\x12=\n\x04\x44iff\x12\x19.exocortex.v1.DiffRequest\x1a\x1a.exocortex.v1.DiffResponse\x12I\n\x08GetLinks\x12\x1d.exocortex.v1.GetLinksRequest\x1a\x1e.exocortex.v1.GetLinksResponse\x12U\n\x0cListEntities\x12!.exocortex.v1.ListEntitiesRequest\x1a\".exocortex.v1.ListEntitiesResponse\x12[\n\x0eListEntityTags\x12#.exocortex.v1.ListEntityTagsRequest\x1a$.exocortex.v1.ListEntityTagsResponse\x12\x41\n\tGetEntity\x12\x1e.exocortex.v1.GetEntityRequest\x1a\x14.exocortex.v1.Entity\x12Y\n\x11GetEntityMemories\x12\x1e.exocortex.v1.GetEntityRequest\x1a$.exocortex.v1.EntityMemoriesResponse\x12\x63\n\x16GetEntityRelationships\x12\x1e.exocortex.v1.GetEntityRequest\x1a).exocortex.v1.EntityRelationshipsResponse\x12M\n\x0eGetEntityGraph\x12 .exocortex.v1.EntityGraphRequest\x1a\x19.exocortex.v1.EntityGraph\x12L\n\x12\x41nalyzeEntityGraph\x12 .exocortex.v1.EntityGraphRequest\x1a\x14.exocortex.v1.Report\x12=\n\x08GetStats\x12\x1b.exocortex.v1.ReportRequest\x1a\x14.exocortex.v1.Report\x12@\n\x0bGetTimeline\x12\x1b.exocortex.v1.ReportRequest\x1a\x14.exocortex.v1.Report\x12\x45\n\x10GetTemporalStats\x12\x1b.exocortex.v1.ReportRequest\x1a\x14.exocortex.v1.Report\x12\x41\n\x0cGetHierarchy\x12\x1b.exocortex.v1.ReportRequest\x1a\x14.exocortex.v1.Report\x12\x39\n\x04Ping\x12\x1b.exocortex.v1.ReportRequest\x1a\x14.exocortex.v1.Reportb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'exocortex.proto.v1.retrieval_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SEARCHREQUEST']._serialized_start=107
-  _globals['_SEARCHREQUEST']._serialized_end=493
-  _globals['_SCOREBREAKDOWN']._serialized_start=496
-  _globals['_SCOREBREAKDOWN']._serialized_end=730
-  _globals['_SEARCHRESULT']._serialized_start=732
-  _globals['_SEARCHRESULT']._serialized_end=848
-  _globals['_SEARCHRESPONSE']._serialized_start=850
-  _globals['_SEARCHRESPONSE']._serialized_end=943
-  _globals['_GETMEMORIESREQUEST']._serialized_start=945
-  _globals['_GETMEMORIESREQUEST']._serialized_end=978
-  _globals['_GETMEMORIESRESPONSE']._serialized_start=980
-  _globals['_GETMEMORIESRESPONSE']._serialized_end=1062
-  _globals['_AWAITINDEXEDREQUEST']._serialized_start=1064
-  _globals['_AWAITINDEXEDREQUEST']._serialized_end=1141
-  _globals['_AWAITINDEXEDRESPONSE']._serialized_start=1143
-  _globals['_AWAITINDEXEDRESPONSE']._serialized_end=1182
-  _globals['_GETINDEXSTATUSREQUEST']._serialized_start=1184
-  _globals['_GETINDEXSTATUSREQUEST']._serialized_end=1207
-  _globals['_INDEXSTATUS']._serialized_start=1209
-  _globals['_INDEXSTATUS']._serialized_end=1324
-  _globals['_NEARESTQUERY']._serialized_start=1326
-  _globals['_NEARESTQUERY']._serialized_end=1377
-  _globals['_NEARESTREQUEST']._serialized_start=1380
-  _globals['_NEARESTREQUEST']._serialized_end=1603
-  _globals['_NEARESTHIT']._serialized_start=1605
-  _globals['_NEARESTHIT']._serialized_end=1694
-  _globals['_NEARESTHITS']._serialized_start=1696
-  _globals['_NEARESTHITS']._serialized_end=1749
-  _globals['_NEARESTRESPONSE']._serialized_start=1751
-  _globals['_NEARESTRESPONSE']._serialized_end=1812
-  _globals['_RETRIEVAL']._serialized_start=1815
-  _globals['_RETRIEVAL']._serialized_end=2220
+  _globals['_SEARCHREQUEST']._serialized_start=137
+  _globals['_SEARCHREQUEST']._serialized_end=582
+  _globals['_SCOREBREAKDOWN']._serialized_start=585
+  _globals['_SCOREBREAKDOWN']._serialized_end=854
+  _globals['_SEARCHRESULT']._serialized_start=857
+  _globals['_SEARCHRESULT']._serialized_end=990
+  _globals['_LINKEDMEMORY']._serialized_start=992
+  _globals['_LINKEDMEMORY']._serialized_end=1102
+  _globals['_SEARCHRESPONSE']._serialized_start=1105
+  _globals['_SEARCHRESPONSE']._serialized_end=1268
+  _globals['_CONTEXTGRAPHREQUEST']._serialized_start=1270
+  _globals['_CONTEXTGRAPHREQUEST']._serialized_end=1397
+  _globals['_CONTEXTGRAPHRESPONSE']._serialized_start=1399
+  _globals['_CONTEXTGRAPHRESPONSE']._serialized_end=1510
+  _globals['_LISTMEMORIESREQUEST']._serialized_start=1513
+  _globals['_LISTMEMORIESREQUEST']._serialized_end=1814
+  _globals['_LISTMEMORIESRESPONSE']._serialized_start=1816
+  _globals['_LISTMEMORIESRESPONSE']._serialized_end=1893
+  _globals['_LISTNAMESPACESREQUEST']._serialized_start=1895
+  _globals['_LISTNAMESPACESREQUEST']._serialized_end=1918
+  _globals['_LISTNAMESPACESRESPONSE']._serialized_start=1920
+  _globals['_LISTNAMESPACESRESPONSE']._serialized_end=1964
+  _globals['_DIFFREQUEST']._serialized_start=1966
+  _globals['_DIFFREQUEST']._serialized_end=2079
+  _globals['_DIFFRESPONSE']._serialized_start=2082
+  _globals['_DIFFRESPONSE']._serialized_end=2214
+  _globals['_GETLINKSREQUEST']._serialized_start=2216
+  _globals['_GETLINKSREQUEST']._serialized_end=2252
+  _globals['_MEMORYLINK']._serialized_start=2255
+  _globals['_MEMORYLINK']._serialized_end=2429
+  _globals['_GETLINKSRESPONSE']._serialized_start=2431
+  _globals['_GETLINKSRESPONSE']._serialized_end=2490
+  _globals['_ENTITY']._serialized_start=2493
+  _globals['_ENTITY']._serialized_end=2732
+  _globals['_LISTENTITIESREQUEST']._serialized_start=2735
+  _globals['_LISTENTITIESREQUEST']._serialized_end=2885
+  _globals['_LISTENTITIESRESPONSE']._serialized_start=2887
+  _globals['_LISTENTITIESRESPONSE']._serialized_end=2949
+  _globals['_LISTENTITYTAGSREQUEST']._serialized_start=2951
+  _globals['_LISTENTITYTAGSREQUEST']._serialized_end=3016
+  _globals['_LISTENTITYTAGSRESPONSE']._serialized_start=3018
+  _globals['_LISTENTITYTAGSRESPONSE']._serialized_end=3056
+  _globals['_GETENTITYREQUEST']._serialized_start=3058
+  _globals['_GETENTITYREQUEST']._serialized_end=3103
+  _globals['_ENTITYMEMORY']._serialized_start=3105
+  _globals['_ENTITYMEMORY']._serialized_end=3176
+  _globals['_ENTITYMEMORIESRESPONSE']._serialized_start=3178
+  _globals['_ENTITYMEMORIESRESPONSE']._serialized_end=3286
+  _globals['_ENTITYRELATIONSHIP']._serialized_start=3289
+  _globals['_ENTITYRELATIONSHIP']._serialized_end=3463
+  _globals['_ENTITYRELATIONSHIPSRESPONSE']._serialized_start=3465
+  _globals['_ENTITYRELATIONSHIPSRESPONSE']._serialized_end=3551
+  _globals['_ENTITYGRAPHREQUEST']._serialized_start=3553
+  _globals['_ENTITYGRAPHREQUEST']._serialized_end=3630
+  _globals['_GRAPHEDGE']._serialized_start=3632
+  _globals['_GRAPHEDGE']._serialized_end=3723
+  _globals['_ENTITYGRAPH']._serialized_start=3725
+  _globals['_ENTITYGRAPH']._serialized_end=3826
+  _globals['_REPORTREQUEST']._serialized_start=3828
+  _globals['_REPORTREQUEST']._serialized_end=3906
+  _globals['_REPORT']._serialized_start=3908
+  _globals['_REPORT']._serialized_end=3955
+  _globals['_GETMEMORIESREQUEST']._serialized_start=3957
+  _globals['_GETMEMORIESREQUEST']._serialized_end=3990
+  _globals['_GETMEMORIESRESPONSE']._serialized_start=3992
+  _globals['_GETMEMORIESRESPONSE']._serialized_end=4074
+  _globals['_AWAITINDEXEDREQUEST']._serialized_start=4076
+  _globals['_AWAITINDEXEDREQUEST']._serialized_end=4153
+  _globals['_AWAITINDEXEDRESPONSE']._serialized_start=4155
+  _globals['_AWAITINDEXEDRESPONSE']._serialized_end=4194
+  _globals['_GETINDEXSTATUSREQUEST']._serialized_start=4196
+  _globals['_GETINDEXSTATUSREQUEST']._serialized_end=4219
+  _globals['_INDEXSTATUS']._serialized_start=4221
+  _globals['_INDEXSTATUS']._serialized_end=4336
+  _globals['_NEARESTQUERY']._serialized_start=4338
+  _globals['_NEARESTQUERY']._serialized_end=4389
+  _globals['_NEARESTREQUEST']._serialized_start=4392
+  _globals['_NEARESTREQUEST']._serialized_end=4615
+  _globals['_NEARESTHIT']._serialized_start=4617
+  _globals['_NEARESTHIT']._serialized_end=4706
+  _globals['_NEARESTHITS']._serialized_start=4708
+  _globals['_NEARESTHITS']._serialized_end=4761
+  _globals['_NEARESTRESPONSE']._serialized_start=4763
+  _globals['_NEARESTRESPONSE']._serialized_end=4824
+  _globals['_RETRIEVAL']._serialized_start=4827
+  _globals['_RETRIEVAL']._serialized_end=6559
 # @@protoc_insertion_point(module_scope)

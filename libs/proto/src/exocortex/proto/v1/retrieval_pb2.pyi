@@ -8,6 +8,7 @@ from collections import abc as _abc
 from exocortex.proto.v1 import common_pb2 as _common_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 import builtins as _builtins
@@ -38,6 +39,9 @@ class SearchRequest(_message.Message):
     MIN_SCORE_FIELD_NUMBER: _builtins.int
     INCLUDE_METADATA_FIELD_NUMBER: _builtins.int
     COMPACT_FIELD_NUMBER: _builtins.int
+    MAX_TOKENS_FIELD_NUMBER: _builtins.int
+    LINKED_LIMIT_FIELD_NUMBER: _builtins.int
+    PURPOSE_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     namespace: _builtins.str
     limit: _builtins.int
@@ -48,6 +52,12 @@ class SearchRequest(_message.Message):
     min_score: _builtins.float
     include_metadata: _builtins.bool
     compact: _builtins.bool
+    max_tokens: _builtins.int
+    """Pack as many results as fit in this many tokens (~4 characters a token); 0 = no packing."""
+    linked_limit: _builtins.int
+    """Up to this many memories linked (1 hop) to the results and not among them; 0 = none."""
+    purpose: _builtins.str
+    """Why this search runs ("search", "context", ...); internal callers do not count as access."""
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -70,10 +80,13 @@ class SearchRequest(_message.Message):
         min_score: _builtins.float | None = ...,
         include_metadata: _builtins.bool = ...,
         compact: _builtins.bool = ...,
+        max_tokens: _builtins.int = ...,
+        linked_limit: _builtins.int = ...,
+        purpose: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "_min_score", b"_min_score", "_source", b"_source", "after", b"after", "before", b"before", "content_type", b"content_type", "min_importance", b"min_importance", "min_score", b"min_score", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "_min_score", b"_min_score", "_source", b"_source", "after", b"after", "before", b"before", "compact", b"compact", "content_type", b"content_type", "include_metadata", b"include_metadata", "limit", b"limit", "min_importance", b"min_importance", "min_score", b"min_score", "namespace", b"namespace", "offset", b"offset", "query", b"query", "source", b"source", "tags", b"tags"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "_min_score", b"_min_score", "_source", b"_source", "after", b"after", "before", b"before", "compact", b"compact", "content_type", b"content_type", "include_metadata", b"include_metadata", "limit", b"limit", "linked_limit", b"linked_limit", "max_tokens", b"max_tokens", "min_importance", b"min_importance", "min_score", b"min_score", "namespace", b"namespace", "offset", b"offset", "purpose", b"purpose", "query", b"query", "source", b"source", "tags", b"tags"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
     _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
@@ -112,6 +125,8 @@ class ScoreBreakdown(_message.Message):
     TAG_FIELD_NUMBER: _builtins.int
     GRAPH_FIELD_NUMBER: _builtins.int
     METADATA_PENALTY_FIELD_NUMBER: _builtins.int
+    BOOST_FIELD_NUMBER: _builtins.int
+    GRAPH_RANK_FIELD_NUMBER: _builtins.int
     fused: _builtins.float
     vector: _builtins.float
     keyword: _builtins.float
@@ -124,6 +139,9 @@ class ScoreBreakdown(_message.Message):
     tag: _builtins.float
     graph: _builtins.float
     metadata_penalty: _builtins.float
+    boost: _builtins.float
+    """The multiplier the boosts produced (RRF mode), 1 when no boost applied."""
+    graph_rank: _builtins.int
     def __init__(
         self,
         *,
@@ -139,10 +157,12 @@ class ScoreBreakdown(_message.Message):
         tag: _builtins.float = ...,
         graph: _builtins.float = ...,
         metadata_penalty: _builtins.float = ...,
+        boost: _builtins.float = ...,
+        graph_rank: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frequency", b"frequency", "fused", b"fused", "graph", b"graph", "keyword", b"keyword", "keyword_rank", b"keyword_rank", "metadata_penalty", b"metadata_penalty", "recency", b"recency", "tag", b"tag", "usefulness", b"usefulness", "valence", b"valence", "vector", b"vector", "vector_rank", b"vector_rank"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boost", b"boost", "frequency", b"frequency", "fused", b"fused", "graph", b"graph", "graph_rank", b"graph_rank", "keyword", b"keyword", "keyword_rank", b"keyword_rank", "metadata_penalty", b"metadata_penalty", "recency", b"recency", "tag", b"tag", "usefulness", b"usefulness", "valence", b"valence", "vector", b"vector", "vector_rank", b"vector_rank"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -155,7 +175,10 @@ class SearchResult(_message.Message):
     MEMORY_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     BREAKDOWN_FIELD_NUMBER: _builtins.int
+    PREVIEW_FIELD_NUMBER: _builtins.int
     score: _builtins.float
+    preview: _builtins.str
+    """The sentence that best matches the query, at most 200 characters (compact mode)."""
     @_builtins.property
     def memory(self) -> _common_pb2.Memory: ...
     @_builtins.property
@@ -166,14 +189,45 @@ class SearchResult(_message.Message):
         memory: _common_pb2.Memory | None = ...,
         score: _builtins.float = ...,
         breakdown: Global___ScoreBreakdown | None = ...,
+        preview: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["breakdown", b"breakdown", "memory", b"memory"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["breakdown", b"breakdown", "memory", b"memory", "score", b"score"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["breakdown", b"breakdown", "memory", b"memory", "preview", b"preview", "score", b"score"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SearchResult: _TypeAlias = SearchResult  # noqa: Y015
+
+@_typing.final
+class LinkedMemory(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_FIELD_NUMBER: _builtins.int
+    LINKED_FROM_FIELD_NUMBER: _builtins.int
+    LINK_TYPE_FIELD_NUMBER: _builtins.int
+    STRENGTH_FIELD_NUMBER: _builtins.int
+    linked_from: _builtins.str
+    """The result it is linked to, the link type and strength (0..1)."""
+    link_type: _builtins.str
+    strength: _builtins.float
+    @_builtins.property
+    def memory(self) -> _common_pb2.Memory: ...
+    def __init__(
+        self,
+        *,
+        memory: _common_pb2.Memory | None = ...,
+        linked_from: _builtins.str = ...,
+        link_type: _builtins.str = ...,
+        strength: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_type", b"link_type", "linked_from", b"linked_from", "memory", b"memory", "strength", b"strength"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinkedMemory: _TypeAlias = LinkedMemory  # noqa: Y015
 
 @_typing.final
 class SearchResponse(_message.Message):
@@ -182,28 +236,750 @@ class SearchResponse(_message.Message):
     RESULTS_FIELD_NUMBER: _builtins.int
     DEGRADED_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
+    LINKED_FIELD_NUMBER: _builtins.int
+    TOTAL_CANDIDATES_FIELD_NUMBER: _builtins.int
     mode: _builtins.str
     """"rrf" or "legacy"."""
+    total_candidates: _builtins.int
+    """Results scored before paging and packing (how many passed the filters and thresholds)."""
     @_builtins.property
     def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchResult]: ...
     @_builtins.property
     def degraded(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Names of indexes that could not answer ("vector", "keyword")."""
 
+    @_builtins.property
+    def linked(self) -> _containers.RepeatedCompositeFieldContainer[Global___LinkedMemory]: ...
     def __init__(
         self,
         *,
         results: _abc.Iterable[Global___SearchResult] | None = ...,
         degraded: _abc.Iterable[_builtins.str] | None = ...,
         mode: _builtins.str = ...,
+        linked: _abc.Iterable[Global___LinkedMemory] | None = ...,
+        total_candidates: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["degraded", b"degraded", "mode", b"mode", "results", b"results"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["degraded", b"degraded", "linked", b"linked", "mode", b"mode", "results", b"results", "total_candidates", b"total_candidates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SearchResponse: _TypeAlias = SearchResponse  # noqa: Y015
+
+@_typing.final
+class ContextGraphRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    QUERY_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    MAX_TOKENS_FIELD_NUMBER: _builtins.int
+    COMPACT_FIELD_NUMBER: _builtins.int
+    MAX_LINKED_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    query: _builtins.str
+    namespace: _builtins.str
+    max_tokens: _builtins.int
+    compact: _builtins.bool
+    max_linked: _builtins.int
+    limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        query: _builtins.str = ...,
+        namespace: _builtins.str = ...,
+        max_tokens: _builtins.int = ...,
+        compact: _builtins.bool = ...,
+        max_linked: _builtins.int = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compact", b"compact", "limit", b"limit", "max_linked", b"max_linked", "max_tokens", b"max_tokens", "namespace", b"namespace", "query", b"query"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContextGraphRequest: _TypeAlias = ContextGraphRequest  # noqa: Y015
+
+@_typing.final
+class ContextGraphResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    LINKED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchResult]: ...
+    @_builtins.property
+    def linked(self) -> _containers.RepeatedCompositeFieldContainer[Global___LinkedMemory]: ...
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___SearchResult] | None = ...,
+        linked: _abc.Iterable[Global___LinkedMemory] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["linked", b"linked", "results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContextGraphResponse: _TypeAlias = ContextGraphResponse  # noqa: Y015
+
+@_typing.final
+class ListMemoriesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    CONTENT_TYPE_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    BEFORE_FIELD_NUMBER: _builtins.int
+    MIN_IMPORTANCE_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    NAMESPACE_SET_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    limit: _builtins.int
+    offset: _builtins.int
+    content_type: _builtins.str
+    min_importance: _builtins.float
+    view: _builtins.str
+    """recent (active, newest first) | browse (active roots, newest first) | archived (inactive,
+    most recently archived first).
+    """
+    namespace_set: _builtins.bool
+    """When false, list across every namespace."""
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def after(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def before(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        limit: _builtins.int = ...,
+        offset: _builtins.int = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        content_type: _builtins.str | None = ...,
+        after: _timestamp_pb2.Timestamp | None = ...,
+        before: _timestamp_pb2.Timestamp | None = ...,
+        min_importance: _builtins.float | None = ...,
+        view: _builtins.str = ...,
+        namespace_set: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "after", b"after", "before", b"before", "content_type", b"content_type", "min_importance", b"min_importance"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "after", b"after", "before", b"before", "content_type", b"content_type", "limit", b"limit", "min_importance", b"min_importance", "namespace", b"namespace", "namespace_set", b"namespace_set", "offset", b"offset", "tags", b"tags", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
+    _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
+    _WhichOneofReturnType__min_importance: _TypeAlias = _typing.Literal["min_importance"]  # noqa: Y015
+    _WhichOneofArgType__min_importance: _TypeAlias = _typing.Literal["_min_importance", b"_min_importance"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__content_type) -> _WhichOneofReturnType__content_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_importance) -> _WhichOneofReturnType__min_importance | None: ...
+
+Global___ListMemoriesRequest: _TypeAlias = ListMemoriesRequest  # noqa: Y015
+
+@_typing.final
+class ListMemoriesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]: ...
+    def __init__(
+        self,
+        *,
+        memories: _abc.Iterable[_common_pb2.Memory] | None = ...,
+        total: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memories", b"memories", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMemoriesResponse: _TypeAlias = ListMemoriesResponse  # noqa: Y015
+
+@_typing.final
+class ListNamespacesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListNamespacesRequest: _TypeAlias = ListNamespacesRequest  # noqa: Y015
+
+@_typing.final
+class ListNamespacesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def namespaces(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        namespaces: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["namespaces", b"namespaces"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListNamespacesResponse: _TypeAlias = ListNamespacesResponse  # noqa: Y015
+
+@_typing.final
+class DiffRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SINCE_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAMESPACE_SET_FIELD_NUMBER: _builtins.int
+    limit: _builtins.int
+    namespace: _builtins.str
+    namespace_set: _builtins.bool
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        since: _timestamp_pb2.Timestamp | None = ...,
+        limit: _builtins.int = ...,
+        namespace: _builtins.str = ...,
+        namespace_set: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "namespace", b"namespace", "namespace_set", b"namespace_set", "since", b"since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DiffRequest: _TypeAlias = DiffRequest  # noqa: Y015
+
+@_typing.final
+class DiffResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREATED_FIELD_NUMBER: _builtins.int
+    UPDATED_FIELD_NUMBER: _builtins.int
+    ARCHIVED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def created(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]: ...
+    @_builtins.property
+    def updated(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]: ...
+    @_builtins.property
+    def archived(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Memory]: ...
+    def __init__(
+        self,
+        *,
+        created: _abc.Iterable[_common_pb2.Memory] | None = ...,
+        updated: _abc.Iterable[_common_pb2.Memory] | None = ...,
+        archived: _abc.Iterable[_common_pb2.Memory] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["archived", b"archived", "created", b"created", "updated", b"updated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DiffResponse: _TypeAlias = DiffResponse  # noqa: Y015
+
+@_typing.final
+class GetLinksRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    memory_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        memory_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_id", b"memory_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLinksRequest: _TypeAlias = GetLinksRequest  # noqa: Y015
+
+@_typing.final
+class MemoryLink(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    LINK_TYPE_FIELD_NUMBER: _builtins.int
+    STRENGTH_FIELD_NUMBER: _builtins.int
+    DIRECTION_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    PREVIEW_FIELD_NUMBER: _builtins.int
+    memory_id: _builtins.str
+    link_type: _builtins.str
+    strength: _builtins.float
+    direction: _builtins.str
+    """outgoing | incoming"""
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def preview(self) -> _common_pb2.Memory: ...
+    def __init__(
+        self,
+        *,
+        memory_id: _builtins.str = ...,
+        link_type: _builtins.str = ...,
+        strength: _builtins.float = ...,
+        direction: _builtins.str = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        preview: _common_pb2.Memory | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "preview", b"preview"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "direction", b"direction", "link_type", b"link_type", "memory_id", b"memory_id", "preview", b"preview", "strength", b"strength"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryLink: _TypeAlias = MemoryLink  # noqa: Y015
+
+@_typing.final
+class GetLinksResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINKS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def links(self) -> _containers.RepeatedCompositeFieldContainer[Global___MemoryLink]: ...
+    def __init__(
+        self,
+        *,
+        links: _abc.Iterable[Global___MemoryLink] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["links", b"links"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLinksResponse: _TypeAlias = GetLinksResponse  # noqa: Y015
+
+@_typing.final
+class Entity(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    ALIASES_FIELD_NUMBER: _builtins.int
+    METADATA_JSON_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    MEMORY_COUNT_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    namespace: _builtins.str
+    name: _builtins.str
+    type: _builtins.str
+    metadata_json: _builtins.str
+    memory_count: _builtins.int
+    @_builtins.property
+    def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        namespace: _builtins.str = ...,
+        name: _builtins.str = ...,
+        type: _builtins.str = ...,
+        aliases: _abc.Iterable[_builtins.str] | None = ...,
+        metadata_json: _builtins.str = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        memory_count: _builtins.int = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "updated_at", b"updated_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "created_at", b"created_at", "id", b"id", "memory_count", b"memory_count", "metadata_json", b"metadata_json", "name", b"name", "namespace", b"namespace", "tags", b"tags", "type", b"type", "updated_at", b"updated_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Entity: _TypeAlias = Entity  # noqa: Y015
+
+@_typing.final
+class ListEntitiesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAMESPACE_SET_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    namespace_set: _builtins.bool
+    type: _builtins.str
+    query: _builtins.str
+    """Case-insensitive substring of the name or an alias."""
+    limit: _builtins.int
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        namespace_set: _builtins.bool = ...,
+        type: _builtins.str | None = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        query: _builtins.str | None = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_query", b"_query", "_type", b"_type", "query", b"query", "type", b"type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_query", b"_query", "_type", b"_type", "limit", b"limit", "namespace", b"namespace", "namespace_set", b"namespace_set", "query", b"query", "tags", b"tags", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__query: _TypeAlias = _typing.Literal["query"]  # noqa: Y015
+    _WhichOneofArgType__query: _TypeAlias = _typing.Literal["_query", b"_query"]  # noqa: Y015
+    _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
+    _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__query) -> _WhichOneofReturnType__query | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
+
+Global___ListEntitiesRequest: _TypeAlias = ListEntitiesRequest  # noqa: Y015
+
+@_typing.final
+class ListEntitiesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTITIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entities(self) -> _containers.RepeatedCompositeFieldContainer[Global___Entity]: ...
+    def __init__(
+        self,
+        *,
+        entities: _abc.Iterable[Global___Entity] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entities", b"entities"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEntitiesResponse: _TypeAlias = ListEntitiesResponse  # noqa: Y015
+
+@_typing.final
+class ListEntityTagsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAMESPACE_SET_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    namespace_set: _builtins.bool
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        namespace_set: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["namespace", b"namespace", "namespace_set", b"namespace_set"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEntityTagsRequest: _TypeAlias = ListEntityTagsRequest  # noqa: Y015
+
+@_typing.final
+class ListEntityTagsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TAGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tags", b"tags"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEntityTagsResponse: _TypeAlias = ListEntityTagsResponse  # noqa: Y015
+
+@_typing.final
+class GetEntityRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetEntityRequest: _TypeAlias = GetEntityRequest  # noqa: Y015
+
+@_typing.final
+class EntityMemory(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_FIELD_NUMBER: _builtins.int
+    RELEVANCE_FIELD_NUMBER: _builtins.int
+    relevance: _builtins.float
+    @_builtins.property
+    def memory(self) -> _common_pb2.Memory: ...
+    def __init__(
+        self,
+        *,
+        memory: _common_pb2.Memory | None = ...,
+        relevance: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "relevance", b"relevance"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntityMemory: _TypeAlias = EntityMemory  # noqa: Y015
+
+@_typing.final
+class EntityMemoriesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTITY_FIELD_NUMBER: _builtins.int
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entity(self) -> Global___Entity: ...
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntityMemory]: ...
+    def __init__(
+        self,
+        *,
+        entity: Global___Entity | None = ...,
+        memories: _abc.Iterable[Global___EntityMemory] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entity", b"entity"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entity", b"entity", "memories", b"memories"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntityMemoriesResponse: _TypeAlias = EntityMemoriesResponse  # noqa: Y015
+
+@_typing.final
+class EntityRelationship(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTITY_FIELD_NUMBER: _builtins.int
+    RELATIONSHIP_FIELD_NUMBER: _builtins.int
+    DIRECTION_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    MEMORY_ID_FIELD_NUMBER: _builtins.int
+    relationship: _builtins.str
+    direction: _builtins.str
+    """outgoing | incoming"""
+    context: _builtins.str
+    confidence: _builtins.float
+    memory_id: _builtins.str
+    @_builtins.property
+    def entity(self) -> Global___Entity: ...
+    def __init__(
+        self,
+        *,
+        entity: Global___Entity | None = ...,
+        relationship: _builtins.str = ...,
+        direction: _builtins.str = ...,
+        context: _builtins.str = ...,
+        confidence: _builtins.float = ...,
+        memory_id: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_memory_id", b"_memory_id", "entity", b"entity", "memory_id", b"memory_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_memory_id", b"_memory_id", "confidence", b"confidence", "context", b"context", "direction", b"direction", "entity", b"entity", "memory_id", b"memory_id", "relationship", b"relationship"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__memory_id: _TypeAlias = _typing.Literal["memory_id"]  # noqa: Y015
+    _WhichOneofArgType__memory_id: _TypeAlias = _typing.Literal["_memory_id", b"_memory_id"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__memory_id) -> _WhichOneofReturnType__memory_id | None: ...
+
+Global___EntityRelationship: _TypeAlias = EntityRelationship  # noqa: Y015
+
+@_typing.final
+class EntityRelationshipsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RELATIONSHIPS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def relationships(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntityRelationship]: ...
+    def __init__(
+        self,
+        *,
+        relationships: _abc.Iterable[Global___EntityRelationship] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["relationships", b"relationships"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntityRelationshipsResponse: _TypeAlias = EntityRelationshipsResponse  # noqa: Y015
+
+@_typing.final
+class EntityGraphRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAMESPACE_SET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    namespace_set: _builtins.bool
+    limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        namespace_set: _builtins.bool = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "namespace", b"namespace", "namespace_set", b"namespace_set"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntityGraphRequest: _TypeAlias = EntityGraphRequest  # noqa: Y015
+
+@_typing.final
+class GraphEdge(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_ID_FIELD_NUMBER: _builtins.int
+    TARGET_ID_FIELD_NUMBER: _builtins.int
+    RELATIONSHIP_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    source_id: _builtins.str
+    target_id: _builtins.str
+    relationship: _builtins.str
+    confidence: _builtins.float
+    def __init__(
+        self,
+        *,
+        source_id: _builtins.str = ...,
+        target_id: _builtins.str = ...,
+        relationship: _builtins.str = ...,
+        confidence: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "relationship", b"relationship", "source_id", b"source_id", "target_id", b"target_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GraphEdge: _TypeAlias = GraphEdge  # noqa: Y015
+
+@_typing.final
+class EntityGraph(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTITIES_FIELD_NUMBER: _builtins.int
+    RELATIONSHIPS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entities(self) -> _containers.RepeatedCompositeFieldContainer[Global___Entity]: ...
+    @_builtins.property
+    def relationships(self) -> _containers.RepeatedCompositeFieldContainer[Global___GraphEdge]: ...
+    def __init__(
+        self,
+        *,
+        entities: _abc.Iterable[Global___Entity] | None = ...,
+        relationships: _abc.Iterable[Global___GraphEdge] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entities", b"entities", "relationships", b"relationships"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntityGraph: _TypeAlias = EntityGraph  # noqa: Y015
+
+@_typing.final
+class ReportRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    NAMESPACE_SET_FIELD_NUMBER: _builtins.int
+    PARAMS_JSON_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    namespace_set: _builtins.bool
+    params_json: _builtins.str
+    """Report parameters as a JSON object (after, before, limit, month, timezone, ...)."""
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        namespace_set: _builtins.bool = ...,
+        params_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["namespace", b"namespace", "namespace_set", b"namespace_set", "params_json", b"params_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportRequest: _TypeAlias = ReportRequest  # noqa: Y015
+
+@_typing.final
+class Report(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BODY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def body(self) -> _struct_pb2.Struct: ...
+    def __init__(
+        self,
+        *,
+        body: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Report: _TypeAlias = Report  # noqa: Y015
 
 @_typing.final
 class GetMemoriesRequest(_message.Message):

@@ -61,6 +61,91 @@ class RetrievalStub:
                 request_serializer=exocortex_dot_v1_dot_retrieval__pb2.NearestRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.NearestResponse.FromString,
                 _registered_method=True)
+        self.ContextGraph = channel.unary_unary(
+                '/exocortex.v1.Retrieval/ContextGraph',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphResponse.FromString,
+                _registered_method=True)
+        self.ListMemories = channel.unary_unary(
+                '/exocortex.v1.Retrieval/ListMemories',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListMemoriesRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListMemoriesResponse.FromString,
+                _registered_method=True)
+        self.ListNamespaces = channel.unary_unary(
+                '/exocortex.v1.Retrieval/ListNamespaces',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListNamespacesRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListNamespacesResponse.FromString,
+                _registered_method=True)
+        self.Diff = channel.unary_unary(
+                '/exocortex.v1.Retrieval/Diff',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.DiffRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.DiffResponse.FromString,
+                _registered_method=True)
+        self.GetLinks = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetLinks',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.GetLinksRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.GetLinksResponse.FromString,
+                _registered_method=True)
+        self.ListEntities = channel.unary_unary(
+                '/exocortex.v1.Retrieval/ListEntities',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntitiesRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntitiesResponse.FromString,
+                _registered_method=True)
+        self.ListEntityTags = channel.unary_unary(
+                '/exocortex.v1.Retrieval/ListEntityTags',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntityTagsRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntityTagsResponse.FromString,
+                _registered_method=True)
+        self.GetEntity = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetEntity',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.Entity.FromString,
+                _registered_method=True)
+        self.GetEntityMemories = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetEntityMemories',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.EntityMemoriesResponse.FromString,
+                _registered_method=True)
+        self.GetEntityRelationships = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetEntityRelationships',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.EntityRelationshipsResponse.FromString,
+                _registered_method=True)
+        self.GetEntityGraph = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetEntityGraph',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.EntityGraphRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.EntityGraph.FromString,
+                _registered_method=True)
+        self.AnalyzeEntityGraph = channel.unary_unary(
+                '/exocortex.v1.Retrieval/AnalyzeEntityGraph',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.EntityGraphRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+                _registered_method=True)
+        self.GetStats = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetStats',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+                _registered_method=True)
+        self.GetTimeline = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetTimeline',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+                _registered_method=True)
+        self.GetTemporalStats = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetTemporalStats',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+                _registered_method=True)
+        self.GetHierarchy = channel.unary_unary(
+                '/exocortex.v1.Retrieval/GetHierarchy',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+                _registered_method=True)
+        self.Ping = channel.unary_unary(
+                '/exocortex.v1.Retrieval/Ping',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+                _registered_method=True)
 
 
 class RetrievalServicer:
@@ -100,6 +185,112 @@ class RetrievalServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ContextGraph(self, request, context):
+        """Search seeds plus the memories linked to them (1 hop), for building context.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMemories(self, request, context):
+        """Reads of memories straight from Postgres (no semantic search).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListNamespaces(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Diff(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLinks(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEntities(self, request, context):
+        """The knowledge graph.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEntityTags(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEntity(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEntityMemories(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEntityRelationships(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEntityGraph(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnalyzeEntityGraph(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetStats(self, request, context):
+        """Aggregates; each answers a JSON-shaped report (the REST body, as documented there).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTimeline(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTemporalStats(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetHierarchy(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Ping(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -127,6 +318,91 @@ def add_RetrievalServicer_to_server(servicer, server):
                     servicer.Nearest,
                     request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.NearestRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_retrieval__pb2.NearestResponse.SerializeToString,
+            ),
+            'ContextGraph': grpc.unary_unary_rpc_method_handler(
+                    servicer.ContextGraph,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphResponse.SerializeToString,
+            ),
+            'ListMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMemories,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListMemoriesRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListMemoriesResponse.SerializeToString,
+            ),
+            'ListNamespaces': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListNamespaces,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListNamespacesRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListNamespacesResponse.SerializeToString,
+            ),
+            'Diff': grpc.unary_unary_rpc_method_handler(
+                    servicer.Diff,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.DiffRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.DiffResponse.SerializeToString,
+            ),
+            'GetLinks': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLinks,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.GetLinksRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.GetLinksResponse.SerializeToString,
+            ),
+            'ListEntities': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEntities,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntitiesRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntitiesResponse.SerializeToString,
+            ),
+            'ListEntityTags': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEntityTags,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntityTagsRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListEntityTagsResponse.SerializeToString,
+            ),
+            'GetEntity': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntity,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.Entity.SerializeToString,
+            ),
+            'GetEntityMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntityMemories,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.EntityMemoriesResponse.SerializeToString,
+            ),
+            'GetEntityRelationships': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntityRelationships,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.EntityRelationshipsResponse.SerializeToString,
+            ),
+            'GetEntityGraph': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntityGraph,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.EntityGraphRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.EntityGraph.SerializeToString,
+            ),
+            'AnalyzeEntityGraph': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnalyzeEntityGraph,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.EntityGraphRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.Report.SerializeToString,
+            ),
+            'GetStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStats,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.Report.SerializeToString,
+            ),
+            'GetTimeline': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTimeline,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.Report.SerializeToString,
+            ),
+            'GetTemporalStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTemporalStats,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.Report.SerializeToString,
+            ),
+            'GetHierarchy': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHierarchy,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.Report.SerializeToString,
+            ),
+            'Ping': grpc.unary_unary_rpc_method_handler(
+                    servicer.Ping,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.Report.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -265,6 +541,465 @@ class Retrieval:
             '/exocortex.v1.Retrieval/Nearest',
             exocortex_dot_v1_dot_retrieval__pb2.NearestRequest.SerializeToString,
             exocortex_dot_v1_dot_retrieval__pb2.NearestResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ContextGraph(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/ContextGraph',
+            exocortex_dot_v1_dot_retrieval__pb2.ContextGraphRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.ContextGraphResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/ListMemories',
+            exocortex_dot_v1_dot_retrieval__pb2.ListMemoriesRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.ListMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListNamespaces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/ListNamespaces',
+            exocortex_dot_v1_dot_retrieval__pb2.ListNamespacesRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.ListNamespacesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Diff(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/Diff',
+            exocortex_dot_v1_dot_retrieval__pb2.DiffRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.DiffResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLinks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetLinks',
+            exocortex_dot_v1_dot_retrieval__pb2.GetLinksRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.GetLinksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEntities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/ListEntities',
+            exocortex_dot_v1_dot_retrieval__pb2.ListEntitiesRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.ListEntitiesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEntityTags(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/ListEntityTags',
+            exocortex_dot_v1_dot_retrieval__pb2.ListEntityTagsRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.ListEntityTagsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetEntity',
+            exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.Entity.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntityMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetEntityMemories',
+            exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.EntityMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntityRelationships(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetEntityRelationships',
+            exocortex_dot_v1_dot_retrieval__pb2.GetEntityRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.EntityRelationshipsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntityGraph(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetEntityGraph',
+            exocortex_dot_v1_dot_retrieval__pb2.EntityGraphRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.EntityGraph.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnalyzeEntityGraph(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/AnalyzeEntityGraph',
+            exocortex_dot_v1_dot_retrieval__pb2.EntityGraphRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetStats',
+            exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTimeline(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetTimeline',
+            exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTemporalStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetTemporalStats',
+            exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHierarchy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/GetHierarchy',
+            exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Ping(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/Ping',
+            exocortex_dot_v1_dot_retrieval__pb2.ReportRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.Report.FromString,
             options,
             channel_credentials,
             insecure,

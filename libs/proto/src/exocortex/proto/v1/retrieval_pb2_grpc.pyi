@@ -43,6 +43,27 @@ class RetrievalStub:
     """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
     contradiction candidates). Answers from the vector index, so only indexed rows are seen.
     """
+    ContextGraph: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ContextGraphRequest, _retrieval_pb2.ContextGraphResponse]
+    """Search seeds plus the memories linked to them (1 hop), for building context."""
+    ListMemories: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ListMemoriesRequest, _retrieval_pb2.ListMemoriesResponse]
+    """Reads of memories straight from Postgres (no semantic search)."""
+    ListNamespaces: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ListNamespacesRequest, _retrieval_pb2.ListNamespacesResponse]
+    Diff: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.DiffRequest, _retrieval_pb2.DiffResponse]
+    GetLinks: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.GetLinksRequest, _retrieval_pb2.GetLinksResponse]
+    ListEntities: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ListEntitiesRequest, _retrieval_pb2.ListEntitiesResponse]
+    """The knowledge graph."""
+    ListEntityTags: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ListEntityTagsRequest, _retrieval_pb2.ListEntityTagsResponse]
+    GetEntity: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.GetEntityRequest, _retrieval_pb2.Entity]
+    GetEntityMemories: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.GetEntityRequest, _retrieval_pb2.EntityMemoriesResponse]
+    GetEntityRelationships: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.GetEntityRequest, _retrieval_pb2.EntityRelationshipsResponse]
+    GetEntityGraph: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.EntityGraphRequest, _retrieval_pb2.EntityGraph]
+    AnalyzeEntityGraph: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.EntityGraphRequest, _retrieval_pb2.Report]
+    GetStats: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]
+    """Aggregates; each answers a JSON-shaped report (the REST body, as documented there)."""
+    GetTimeline: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]
+    GetTemporalStats: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]
+    GetHierarchy: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]
+    Ping: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]
 
 @_typing.type_check_only
 class RetrievalAsyncStub(RetrievalStub):
@@ -58,6 +79,27 @@ class RetrievalAsyncStub(RetrievalStub):
     """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
     contradiction candidates). Answers from the vector index, so only indexed rows are seen.
     """
+    ContextGraph: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ContextGraphRequest, _retrieval_pb2.ContextGraphResponse]  # type: ignore[assignment]
+    """Search seeds plus the memories linked to them (1 hop), for building context."""
+    ListMemories: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ListMemoriesRequest, _retrieval_pb2.ListMemoriesResponse]  # type: ignore[assignment]
+    """Reads of memories straight from Postgres (no semantic search)."""
+    ListNamespaces: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ListNamespacesRequest, _retrieval_pb2.ListNamespacesResponse]  # type: ignore[assignment]
+    Diff: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.DiffRequest, _retrieval_pb2.DiffResponse]  # type: ignore[assignment]
+    GetLinks: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.GetLinksRequest, _retrieval_pb2.GetLinksResponse]  # type: ignore[assignment]
+    ListEntities: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ListEntitiesRequest, _retrieval_pb2.ListEntitiesResponse]  # type: ignore[assignment]
+    """The knowledge graph."""
+    ListEntityTags: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ListEntityTagsRequest, _retrieval_pb2.ListEntityTagsResponse]  # type: ignore[assignment]
+    GetEntity: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.GetEntityRequest, _retrieval_pb2.Entity]  # type: ignore[assignment]
+    GetEntityMemories: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.GetEntityRequest, _retrieval_pb2.EntityMemoriesResponse]  # type: ignore[assignment]
+    GetEntityRelationships: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.GetEntityRequest, _retrieval_pb2.EntityRelationshipsResponse]  # type: ignore[assignment]
+    GetEntityGraph: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.EntityGraphRequest, _retrieval_pb2.EntityGraph]  # type: ignore[assignment]
+    AnalyzeEntityGraph: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.EntityGraphRequest, _retrieval_pb2.Report]  # type: ignore[assignment]
+    GetStats: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]  # type: ignore[assignment]
+    """Aggregates; each answers a JSON-shaped report (the REST body, as documented there)."""
+    GetTimeline: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]  # type: ignore[assignment]
+    GetTemporalStats: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]  # type: ignore[assignment]
+    GetHierarchy: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]  # type: ignore[assignment]
+    Ping: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ReportRequest, _retrieval_pb2.Report]  # type: ignore[assignment]
 
 class RetrievalServicer(metaclass=_abc_1.ABCMeta):
     """The read side: hybrid search over the projections and every read of memories."""
@@ -100,5 +142,128 @@ class RetrievalServicer(metaclass=_abc_1.ABCMeta):
         """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
         contradiction candidates). Answers from the vector index, so only indexed rows are seen.
         """
+
+    @_abc_1.abstractmethod
+    def ContextGraph(
+        self,
+        request: _retrieval_pb2.ContextGraphRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.ContextGraphResponse, _abc.Awaitable[_retrieval_pb2.ContextGraphResponse]]:
+        """Search seeds plus the memories linked to them (1 hop), for building context."""
+
+    @_abc_1.abstractmethod
+    def ListMemories(
+        self,
+        request: _retrieval_pb2.ListMemoriesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.ListMemoriesResponse, _abc.Awaitable[_retrieval_pb2.ListMemoriesResponse]]:
+        """Reads of memories straight from Postgres (no semantic search)."""
+
+    @_abc_1.abstractmethod
+    def ListNamespaces(
+        self,
+        request: _retrieval_pb2.ListNamespacesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.ListNamespacesResponse, _abc.Awaitable[_retrieval_pb2.ListNamespacesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def Diff(
+        self,
+        request: _retrieval_pb2.DiffRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.DiffResponse, _abc.Awaitable[_retrieval_pb2.DiffResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetLinks(
+        self,
+        request: _retrieval_pb2.GetLinksRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.GetLinksResponse, _abc.Awaitable[_retrieval_pb2.GetLinksResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ListEntities(
+        self,
+        request: _retrieval_pb2.ListEntitiesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.ListEntitiesResponse, _abc.Awaitable[_retrieval_pb2.ListEntitiesResponse]]:
+        """The knowledge graph."""
+
+    @_abc_1.abstractmethod
+    def ListEntityTags(
+        self,
+        request: _retrieval_pb2.ListEntityTagsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.ListEntityTagsResponse, _abc.Awaitable[_retrieval_pb2.ListEntityTagsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetEntity(
+        self,
+        request: _retrieval_pb2.GetEntityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.Entity, _abc.Awaitable[_retrieval_pb2.Entity]]: ...
+
+    @_abc_1.abstractmethod
+    def GetEntityMemories(
+        self,
+        request: _retrieval_pb2.GetEntityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.EntityMemoriesResponse, _abc.Awaitable[_retrieval_pb2.EntityMemoriesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetEntityRelationships(
+        self,
+        request: _retrieval_pb2.GetEntityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.EntityRelationshipsResponse, _abc.Awaitable[_retrieval_pb2.EntityRelationshipsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetEntityGraph(
+        self,
+        request: _retrieval_pb2.EntityGraphRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.EntityGraph, _abc.Awaitable[_retrieval_pb2.EntityGraph]]: ...
+
+    @_abc_1.abstractmethod
+    def AnalyzeEntityGraph(
+        self,
+        request: _retrieval_pb2.EntityGraphRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.Report, _abc.Awaitable[_retrieval_pb2.Report]]: ...
+
+    @_abc_1.abstractmethod
+    def GetStats(
+        self,
+        request: _retrieval_pb2.ReportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.Report, _abc.Awaitable[_retrieval_pb2.Report]]:
+        """Aggregates; each answers a JSON-shaped report (the REST body, as documented there)."""
+
+    @_abc_1.abstractmethod
+    def GetTimeline(
+        self,
+        request: _retrieval_pb2.ReportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.Report, _abc.Awaitable[_retrieval_pb2.Report]]: ...
+
+    @_abc_1.abstractmethod
+    def GetTemporalStats(
+        self,
+        request: _retrieval_pb2.ReportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.Report, _abc.Awaitable[_retrieval_pb2.Report]]: ...
+
+    @_abc_1.abstractmethod
+    def GetHierarchy(
+        self,
+        request: _retrieval_pb2.ReportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.Report, _abc.Awaitable[_retrieval_pb2.Report]]: ...
+
+    @_abc_1.abstractmethod
+    def Ping(
+        self,
+        request: _retrieval_pb2.ReportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.Report, _abc.Awaitable[_retrieval_pb2.Report]]: ...
 
 def add_RetrievalServicer_to_server(servicer: RetrievalServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
