@@ -26,23 +26,27 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x65xocortex/v1/maintenance.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x11\n\x0fListJobsRequest\"k\n\x03Job\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x10\n\x08schedule\x18\x03 \x01(\t\x12/\n\x0blast_run_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"3\n\x10ListJobsResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.exocortex.v1.Job\"C\n\rRunJobRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x13\n\x0bparams_json\x18\x03 \x01(\t\"D\n\x0eRunJobResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x13\n\x0breport_json\x18\x03 \x01(\t2\x9d\x01\n\x0bMaintenance\x12I\n\x08ListJobs\x12\x1d.exocortex.v1.ListJobsRequest\x1a\x1e.exocortex.v1.ListJobsResponse\x12\x43\n\x06RunJob\x12\x1b.exocortex.v1.RunJobRequest\x1a\x1c.exocortex.v1.RunJobResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x65xocortex/v1/maintenance.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"$\n\x15RecordFeedbackRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\"C\n\x16RecordFeedbackResponse\x12\x14\n\x0crecorded_ids\x18\x01 \x03(\t\x12\x13\n\x0bmissing_ids\x18\x02 \x03(\t\"\x11\n\x0fListJobsRequest\"k\n\x03Job\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x10\n\x08schedule\x18\x03 \x01(\t\x12/\n\x0blast_run_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"3\n\x10ListJobsResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.exocortex.v1.Job\"C\n\rRunJobRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x13\n\x0bparams_json\x18\x03 \x01(\t\"D\n\x0eRunJobResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x13\n\x0breport_json\x18\x03 \x01(\t2\xfa\x01\n\x0bMaintenance\x12I\n\x08ListJobs\x12\x1d.exocortex.v1.ListJobsRequest\x1a\x1e.exocortex.v1.ListJobsResponse\x12\x43\n\x06RunJob\x12\x1b.exocortex.v1.RunJobRequest\x1a\x1c.exocortex.v1.RunJobResponse\x12[\n\x0eRecordFeedback\x12#.exocortex.v1.RecordFeedbackRequest\x1a$.exocortex.v1.RecordFeedbackResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'exocortex.proto.v1.maintenance_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LISTJOBSREQUEST']._serialized_start=81
-  _globals['_LISTJOBSREQUEST']._serialized_end=98
-  _globals['_JOB']._serialized_start=100
-  _globals['_JOB']._serialized_end=207
-  _globals['_LISTJOBSRESPONSE']._serialized_start=209
-  _globals['_LISTJOBSRESPONSE']._serialized_end=260
-  _globals['_RUNJOBREQUEST']._serialized_start=262
-  _globals['_RUNJOBREQUEST']._serialized_end=329
-  _globals['_RUNJOBRESPONSE']._serialized_start=331
-  _globals['_RUNJOBRESPONSE']._serialized_end=399
-  _globals['_MAINTENANCE']._serialized_start=402
-  _globals['_MAINTENANCE']._serialized_end=559
+  _globals['_RECORDFEEDBACKREQUEST']._serialized_start=81
+  _globals['_RECORDFEEDBACKREQUEST']._serialized_end=117
+  _globals['_RECORDFEEDBACKRESPONSE']._serialized_start=119
+  _globals['_RECORDFEEDBACKRESPONSE']._serialized_end=186
+  _globals['_LISTJOBSREQUEST']._serialized_start=188
+  _globals['_LISTJOBSREQUEST']._serialized_end=205
+  _globals['_JOB']._serialized_start=207
+  _globals['_JOB']._serialized_end=314
+  _globals['_LISTJOBSRESPONSE']._serialized_start=316
+  _globals['_LISTJOBSRESPONSE']._serialized_end=367
+  _globals['_RUNJOBREQUEST']._serialized_start=369
+  _globals['_RUNJOBREQUEST']._serialized_end=436
+  _globals['_RUNJOBRESPONSE']._serialized_start=438
+  _globals['_RUNJOBRESPONSE']._serialized_end=506
+  _globals['_MAINTENANCE']._serialized_start=509
+  _globals['_MAINTENANCE']._serialized_end=759
 # @@protoc_insertion_point(module_scope)

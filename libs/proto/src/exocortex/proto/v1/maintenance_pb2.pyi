@@ -21,6 +21,52 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class RecordFeedbackRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ids", b"ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordFeedbackRequest: _TypeAlias = RecordFeedbackRequest  # noqa: Y015
+
+@_typing.final
+class RecordFeedbackResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECORDED_IDS_FIELD_NUMBER: _builtins.int
+    MISSING_IDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def recorded_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Ids that exist and were counted; unknown ids are listed apart (never silently counted)."""
+
+    @_builtins.property
+    def missing_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        recorded_ids: _abc.Iterable[_builtins.str] | None = ...,
+        missing_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["missing_ids", b"missing_ids", "recorded_ids", b"recorded_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordFeedbackResponse: _TypeAlias = RecordFeedbackResponse  # noqa: Y015
+
+@_typing.final
 class ListJobsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -46,6 +46,11 @@ class MaintenanceStub:
                 request_serializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobResponse.FromString,
                 _registered_method=True)
+        self.RecordFeedback = channel.unary_unary(
+                '/exocortex.v1.Maintenance/RecordFeedback',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackResponse.FromString,
+                _registered_method=True)
 
 
 class MaintenanceServicer:
@@ -64,6 +69,13 @@ class MaintenanceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordFeedback(self, request, context):
+        """Explicit usefulness: each id's useful_count goes up by one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MaintenanceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -76,6 +88,11 @@ def add_MaintenanceServicer_to_server(servicer, server):
                     servicer.RunJob,
                     request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobResponse.SerializeToString,
+            ),
+            'RecordFeedback': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordFeedback,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -133,6 +150,33 @@ class Maintenance:
             '/exocortex.v1.Maintenance/RunJob',
             exocortex_dot_v1_dot_maintenance__pb2.RunJobRequest.SerializeToString,
             exocortex_dot_v1_dot_maintenance__pb2.RunJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordFeedback(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/RecordFeedback',
+            exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -36,6 +36,8 @@ class MaintenanceStub:
     def __new__(cls, channel: _aio.Channel) -> MaintenanceAsyncStub: ...
     ListJobs: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListJobsRequest, _maintenance_pb2.ListJobsResponse]
     RunJob: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.RunJobRequest, _maintenance_pb2.RunJobResponse]
+    RecordFeedback: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.RecordFeedbackRequest, _maintenance_pb2.RecordFeedbackResponse]
+    """Explicit usefulness: each id's useful_count goes up by one."""
 
 @_typing.type_check_only
 class MaintenanceAsyncStub(MaintenanceStub):
@@ -44,6 +46,8 @@ class MaintenanceAsyncStub(MaintenanceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListJobs: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListJobsRequest, _maintenance_pb2.ListJobsResponse]  # type: ignore[assignment]
     RunJob: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.RunJobRequest, _maintenance_pb2.RunJobResponse]  # type: ignore[assignment]
+    RecordFeedback: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.RecordFeedbackRequest, _maintenance_pb2.RecordFeedbackResponse]  # type: ignore[assignment]
+    """Explicit usefulness: each id's useful_count goes up by one."""
 
 class MaintenanceServicer(metaclass=_abc_1.ABCMeta):
     """Scheduled and on-demand jobs over the whole store."""
@@ -61,5 +65,13 @@ class MaintenanceServicer(metaclass=_abc_1.ABCMeta):
         request: _maintenance_pb2.RunJobRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_maintenance_pb2.RunJobResponse, _abc.Awaitable[_maintenance_pb2.RunJobResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RecordFeedback(
+        self,
+        request: _maintenance_pb2.RecordFeedbackRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.RecordFeedbackResponse, _abc.Awaitable[_maintenance_pb2.RecordFeedbackResponse]]:
+        """Explicit usefulness: each id's useful_count goes up by one."""
 
 def add_MaintenanceServicer_to_server(servicer: MaintenanceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
