@@ -27,7 +27,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from exocortex.proto.v1 import common_pb2 as exocortex_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x65xocortex/v1/ingest.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19\x65xocortex/v1/common.proto\"\xb8\x03\n\x12StoreMemoryRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x19\n\x0c\x63ontent_type\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06source\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\x17\n\nsource_uri\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x17\n\nimportance\x18\x07 \x01(\x01H\x03\x88\x01\x01\x12\x14\n\x07valence\x18\x08 \x01(\x01H\x04\x88\x01\x01\x12.\n\x0b\x61ttribution\x18\t \x01(\x0b\x32\x19.exocortex.v1.Attribution\x12\x15\n\rmetadata_json\x18\n \x01(\t\x12\x18\n\x0bis_metadata\x18\x0b \x01(\x08H\x05\x88\x01\x01\x12\x11\n\tbenchmark\x18\x0c \x01(\x08\x12.\n\nexpires_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0f\n\r_content_typeB\t\n\x07_sourceB\r\n\x0b_source_uriB\r\n\x0b_importanceB\n\n\x08_valenceB\x0e\n\x0c_is_metadata\"\xad\x01\n\x13StoreMemoryResponse\x12$\n\x06memory\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Memory\x12\x14\n\x0c\x64\x65\x64up_action\x18\x02 \x01(\t\x12\x17\n\nmatched_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65\x64up_similarity\x18\x04 \x01(\x01H\x01\x88\x01\x01\x42\r\n\x0b_matched_idB\x13\n\x11_dedup_similarity2\\\n\x06Ingest\x12R\n\x0bStoreMemory\x12 .exocortex.v1.StoreMemoryRequest\x1a!.exocortex.v1.StoreMemoryResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x65xocortex/v1/ingest.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19\x65xocortex/v1/common.proto\"\xb8\x03\n\x12StoreMemoryRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x19\n\x0c\x63ontent_type\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x13\n\x06source\x18\x05 \x01(\tH\x01\x88\x01\x01\x12\x17\n\nsource_uri\x18\x06 \x01(\tH\x02\x88\x01\x01\x12\x17\n\nimportance\x18\x07 \x01(\x01H\x03\x88\x01\x01\x12\x14\n\x07valence\x18\x08 \x01(\x01H\x04\x88\x01\x01\x12.\n\x0b\x61ttribution\x18\t \x01(\x0b\x32\x19.exocortex.v1.Attribution\x12\x15\n\rmetadata_json\x18\n \x01(\t\x12\x18\n\x0bis_metadata\x18\x0b \x01(\x08H\x05\x88\x01\x01\x12\x11\n\tbenchmark\x18\x0c \x01(\x08\x12.\n\nexpires_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x0f\n\r_content_typeB\t\n\x07_sourceB\r\n\x0b_source_uriB\r\n\x0b_importanceB\n\n\x08_valenceB\x0e\n\x0c_is_metadata\"\xad\x01\n\x13StoreMemoryResponse\x12$\n\x06memory\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Memory\x12\x14\n\x0c\x64\x65\x64up_action\x18\x02 \x01(\t\x12\x17\n\nmatched_id\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65\x64up_similarity\x18\x04 \x01(\x01H\x01\x88\x01\x01\x42\r\n\x0b_matched_idB\x13\n\x11_dedup_similarity\"\x1c\n\nStringList\x12\x0e\n\x06values\x18\x01 \x03(\t\"\x92\x04\n\x13UpdateMemoryRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x07\x63ontent\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x19\n\x0c\x63ontent_type\x18\x03 \x01(\tH\x01\x88\x01\x01\x12&\n\x04tags\x18\x04 \x01(\x0b\x32\x18.exocortex.v1.StringList\x12\x17\n\nimportance\x18\x05 \x01(\x01H\x02\x88\x01\x01\x12\x14\n\x07valence\x18\x06 \x01(\x01H\x03\x88\x01\x01\x12\x1b\n\x13metadata_patch_json\x18\x07 \x01(\t\x12\x16\n\tis_active\x18\x08 \x01(\x08H\x04\x88\x01\x01\x12\x18\n\x0bis_metadata\x18\t \x01(\x08H\x05\x88\x01\x01\x12.\n\nexpires_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\nsource_uri\x18\x0b \x01(\tH\x06\x88\x01\x01\x12\x16\n\tnamespace\x18\x0c \x01(\tH\x07\x88\x01\x01\x12.\n\x0b\x61ttribution\x18\r \x01(\x0b\x32\x19.exocortex.v1.Attribution\x12\x14\n\x0c\x63lear_fields\x18\x0e \x03(\tB\n\n\x08_contentB\x0f\n\r_content_typeB\r\n\x0b_importanceB\n\n\x08_valenceB\x0c\n\n_is_activeB\x0e\n\x0c_is_metadataB\r\n\x0b_source_uriB\x0c\n\n_namespace\"\x17\n\tMemoryRef\x12\n\n\x02id\x18\x01 \x01(\t\"3\n\x0bMemoryReply\x12$\n\x06memory\x18\x01 \x01(\x0b\x32\x14.exocortex.v1.Memory\":\n\x14\x44\x65leteMemoryResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x16\n\x0e\x63hunks_deleted\x18\x02 \x01(\x05\"\x81\x01\n\x04Link\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x11\n\ttarget_id\x18\x02 \x01(\t\x12\x11\n\tlink_type\x18\x03 \x01(\t\x12\x10\n\x08strength\x18\x04 \x01(\x01\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x83\x01\n\x11\x43reateLinkRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x11\n\ttarget_id\x18\x02 \x01(\t\x12\x16\n\tlink_type\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x15\n\x08strength\x18\x04 \x01(\x01H\x01\x88\x01\x01\x42\x0c\n\n_link_typeB\x0b\n\t_strength\"9\n\x11\x44\x65leteLinkRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x11\n\ttarget_id\x18\x02 \x01(\t\"%\n\x12\x44\x65leteLinkResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"K\n\x15ImportMemoriesRequest\x12\x32\n\x08memories\x18\x01 \x03(\x0b\x32 .exocortex.v1.StoreMemoryRequest\"a\n\x10ImportItemResult\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x14\n\x0c\x64\x65\x64up_action\x18\x02 \x01(\t\x12\n\n\x02id\x18\x03 \x01(\t\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\r\n\x05\x66ield\x18\x05 \x01(\t\"k\n\x16ImportMemoriesResponse\x12\x10\n\x08imported\x18\x01 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x02 \x01(\x05\x12/\n\x07results\x18\x03 \x03(\x0b\x32\x1e.exocortex.v1.ImportItemResult\"D\n\x0e\x42ulkTagRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x10\n\x08\x61\x64\x64_tags\x18\x02 \x03(\t\x12\x13\n\x0bremove_tags\x18\x03 \x03(\t\"\x90\x01\n\x11\x42ulkUpdateRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x17\n\nimportance\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07valence\x18\x03 \x01(\x01H\x01\x88\x01\x01\x12\x16\n\tis_active\x18\x04 \x01(\x08H\x02\x88\x01\x01\x42\r\n\x0b_importanceB\n\n\x08_valenceB\x0c\n\n_is_active\"5\n\x0c\x42ulkResponse\x12\x10\n\x08\x61\x66\x66\x65\x63ted\x18\x01 \x01(\x05\x12\x13\n\x0bmissing_ids\x18\x02 \x03(\t\"3\n\x0cMarkdownFile\x12\x12\n\nsource_uri\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\"\xb7\x01\n\x15IngestMarkdownRequest\x12)\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x1a.exocortex.v1.MarkdownFile\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04tags\x18\x03 \x03(\t\x12\x17\n\nimportance\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x0c\x63ontent_type\x18\x05 \x01(\tH\x01\x88\x01\x01\x42\r\n\x0b_importanceB\x0f\n\r_content_type\"}\n\x0cIngestedFile\x12\x12\n\nsource_uri\x18\x01 \x01(\t\x12\x10\n\x08sections\x18\x02 \x01(\x05\x12\x0e\n\x06stored\x18\x03 \x01(\x05\x12\x11\n\tunchanged\x18\x04 \x01(\x05\x12\x10\n\x08replaced\x18\x05 \x01(\x05\x12\x12\n\nmemory_ids\x18\x06 \x03(\t\"e\n\x16IngestMarkdownResponse\x12)\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x1a.exocortex.v1.IngestedFile\x12\x0e\n\x06stored\x18\x02 \x01(\x05\x12\x10\n\x08replaced\x18\x03 \x01(\x05\"\xb6\x01\n\x14\x44igestSessionRequest\x12\x12\n\ntranscript\x18\x01 \x01(\t\x12\x17\n\x0ftranscript_path\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x14\n\x07project\x18\x05 \x01(\tH\x00\x88\x01\x01\x12.\n\x0b\x61ttribution\x18\x06 \x01(\x0b\x32\x19.exocortex.v1.AttributionB\n\n\x08_project\"\x95\x01\n\x15\x44igestSessionResponse\x12\x31\n\x06stored\x18\x01 \x01(\x0b\x32!.exocortex.v1.StoreMemoryResponse\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x0f\n\x07\x61\x63tions\x18\x03 \x01(\x05\x12\x15\n\rfiles_changed\x18\x04 \x01(\x05\x12\x10\n\x08\x63ommands\x18\x05 \x01(\x05\x32\xb9\x07\n\x06Ingest\x12R\n\x0bStoreMemory\x12 .exocortex.v1.StoreMemoryRequest\x1a!.exocortex.v1.StoreMemoryResponse\x12L\n\x0cUpdateMemory\x12!.exocortex.v1.UpdateMemoryRequest\x1a\x19.exocortex.v1.MemoryReply\x12\x43\n\rArchiveMemory\x12\x17.exocortex.v1.MemoryRef\x1a\x19.exocortex.v1.MemoryReply\x12\x43\n\rRestoreMemory\x12\x17.exocortex.v1.MemoryRef\x1a\x19.exocortex.v1.MemoryReply\x12K\n\x0c\x44\x65leteMemory\x12\x17.exocortex.v1.MemoryRef\x1a\".exocortex.v1.DeleteMemoryResponse\x12\x41\n\nCreateLink\x12\x1f.exocortex.v1.CreateLinkRequest\x1a\x12.exocortex.v1.Link\x12O\n\nDeleteLink\x12\x1f.exocortex.v1.DeleteLinkRequest\x1a .exocortex.v1.DeleteLinkResponse\x12[\n\x0eImportMemories\x12#.exocortex.v1.ImportMemoriesRequest\x1a$.exocortex.v1.ImportMemoriesResponse\x12\x43\n\x07\x42ulkTag\x12\x1c.exocortex.v1.BulkTagRequest\x1a\x1a.exocortex.v1.BulkResponse\x12I\n\nBulkUpdate\x12\x1f.exocortex.v1.BulkUpdateRequest\x1a\x1a.exocortex.v1.BulkResponse\x12[\n\x0eIngestMarkdown\x12#.exocortex.v1.IngestMarkdownRequest\x1a$.exocortex.v1.IngestMarkdownResponse\x12X\n\rDigestSession\x12\".exocortex.v1.DigestSessionRequest\x1a#.exocortex.v1.DigestSessionResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,6 +38,48 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STOREMEMORYREQUEST']._serialized_end=544
   _globals['_STOREMEMORYRESPONSE']._serialized_start=547
   _globals['_STOREMEMORYRESPONSE']._serialized_end=720
-  _globals['_INGEST']._serialized_start=722
-  _globals['_INGEST']._serialized_end=814
+  _globals['_STRINGLIST']._serialized_start=722
+  _globals['_STRINGLIST']._serialized_end=750
+  _globals['_UPDATEMEMORYREQUEST']._serialized_start=753
+  _globals['_UPDATEMEMORYREQUEST']._serialized_end=1283
+  _globals['_MEMORYREF']._serialized_start=1285
+  _globals['_MEMORYREF']._serialized_end=1308
+  _globals['_MEMORYREPLY']._serialized_start=1310
+  _globals['_MEMORYREPLY']._serialized_end=1361
+  _globals['_DELETEMEMORYRESPONSE']._serialized_start=1363
+  _globals['_DELETEMEMORYRESPONSE']._serialized_end=1421
+  _globals['_LINK']._serialized_start=1424
+  _globals['_LINK']._serialized_end=1553
+  _globals['_CREATELINKREQUEST']._serialized_start=1556
+  _globals['_CREATELINKREQUEST']._serialized_end=1687
+  _globals['_DELETELINKREQUEST']._serialized_start=1689
+  _globals['_DELETELINKREQUEST']._serialized_end=1746
+  _globals['_DELETELINKRESPONSE']._serialized_start=1748
+  _globals['_DELETELINKRESPONSE']._serialized_end=1785
+  _globals['_IMPORTMEMORIESREQUEST']._serialized_start=1787
+  _globals['_IMPORTMEMORIESREQUEST']._serialized_end=1862
+  _globals['_IMPORTITEMRESULT']._serialized_start=1864
+  _globals['_IMPORTITEMRESULT']._serialized_end=1961
+  _globals['_IMPORTMEMORIESRESPONSE']._serialized_start=1963
+  _globals['_IMPORTMEMORIESRESPONSE']._serialized_end=2070
+  _globals['_BULKTAGREQUEST']._serialized_start=2072
+  _globals['_BULKTAGREQUEST']._serialized_end=2140
+  _globals['_BULKUPDATEREQUEST']._serialized_start=2143
+  _globals['_BULKUPDATEREQUEST']._serialized_end=2287
+  _globals['_BULKRESPONSE']._serialized_start=2289
+  _globals['_BULKRESPONSE']._serialized_end=2342
+  _globals['_MARKDOWNFILE']._serialized_start=2344
+  _globals['_MARKDOWNFILE']._serialized_end=2395
+  _globals['_INGESTMARKDOWNREQUEST']._serialized_start=2398
+  _globals['_INGESTMARKDOWNREQUEST']._serialized_end=2581
+  _globals['_INGESTEDFILE']._serialized_start=2583
+  _globals['_INGESTEDFILE']._serialized_end=2708
+  _globals['_INGESTMARKDOWNRESPONSE']._serialized_start=2710
+  _globals['_INGESTMARKDOWNRESPONSE']._serialized_end=2811
+  _globals['_DIGESTSESSIONREQUEST']._serialized_start=2814
+  _globals['_DIGESTSESSIONREQUEST']._serialized_end=2996
+  _globals['_DIGESTSESSIONRESPONSE']._serialized_start=2999
+  _globals['_DIGESTSESSIONRESPONSE']._serialized_end=3148
+  _globals['_INGEST']._serialized_start=3151
+  _globals['_INGEST']._serialized_end=4104
 # @@protoc_insertion_point(module_scope)

@@ -14,10 +14,10 @@ import builtins as _builtins
 import sys
 import typing as _typing
 
-if sys.version_info >= (3, 10):
-    from typing import TypeAlias as _TypeAlias
+if sys.version_info >= (3, 11):
+    from typing import TypeAlias as _TypeAlias, Never as _Never
 else:
-    from typing_extensions import TypeAlias as _TypeAlias
+    from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -139,3 +139,657 @@ class StoreMemoryResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__matched_id) -> _WhichOneofReturnType__matched_id | None: ...
 
 Global___StoreMemoryResponse: _TypeAlias = StoreMemoryResponse  # noqa: Y015
+
+@_typing.final
+class StringList(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VALUES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def values(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        values: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["values", b"values"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StringList: _TypeAlias = StringList  # noqa: Y015
+
+@_typing.final
+class UpdateMemoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    CONTENT_TYPE_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    IMPORTANCE_FIELD_NUMBER: _builtins.int
+    VALENCE_FIELD_NUMBER: _builtins.int
+    METADATA_PATCH_JSON_FIELD_NUMBER: _builtins.int
+    IS_ACTIVE_FIELD_NUMBER: _builtins.int
+    IS_METADATA_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    SOURCE_URI_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    ATTRIBUTION_FIELD_NUMBER: _builtins.int
+    CLEAR_FIELDS_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    content: _builtins.str
+    content_type: _builtins.str
+    importance: _builtins.float
+    valence: _builtins.float
+    metadata_patch_json: _builtins.str
+    """JSON object merged into the metadata; a null value deletes that key."""
+    is_active: _builtins.bool
+    is_metadata: _builtins.bool
+    source_uri: _builtins.str
+    namespace: _builtins.str
+    @_builtins.property
+    def tags(self) -> Global___StringList:
+        """Replaces the tags when present (an empty list removes them all)."""
+
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def attribution(self) -> _common_pb2.Attribution: ...
+    @_builtins.property
+    def clear_fields(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Nullable fields to clear: expires_at, source_uri and the attribution fields."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        content: _builtins.str | None = ...,
+        content_type: _builtins.str | None = ...,
+        tags: Global___StringList | None = ...,
+        importance: _builtins.float | None = ...,
+        valence: _builtins.float | None = ...,
+        metadata_patch_json: _builtins.str = ...,
+        is_active: _builtins.bool | None = ...,
+        is_metadata: _builtins.bool | None = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+        source_uri: _builtins.str | None = ...,
+        namespace: _builtins.str | None = ...,
+        attribution: _common_pb2.Attribution | None = ...,
+        clear_fields: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_content", b"_content", "_content_type", b"_content_type", "_importance", b"_importance", "_is_active", b"_is_active", "_is_metadata", b"_is_metadata", "_namespace", b"_namespace", "_source_uri", b"_source_uri", "_valence", b"_valence", "attribution", b"attribution", "content", b"content", "content_type", b"content_type", "expires_at", b"expires_at", "importance", b"importance", "is_active", b"is_active", "is_metadata", b"is_metadata", "namespace", b"namespace", "source_uri", b"source_uri", "tags", b"tags", "valence", b"valence"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content", b"_content", "_content_type", b"_content_type", "_importance", b"_importance", "_is_active", b"_is_active", "_is_metadata", b"_is_metadata", "_namespace", b"_namespace", "_source_uri", b"_source_uri", "_valence", b"_valence", "attribution", b"attribution", "clear_fields", b"clear_fields", "content", b"content", "content_type", b"content_type", "expires_at", b"expires_at", "id", b"id", "importance", b"importance", "is_active", b"is_active", "is_metadata", b"is_metadata", "metadata_patch_json", b"metadata_patch_json", "namespace", b"namespace", "source_uri", b"source_uri", "tags", b"tags", "valence", b"valence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__content: _TypeAlias = _typing.Literal["content"]  # noqa: Y015
+    _WhichOneofArgType__content: _TypeAlias = _typing.Literal["_content", b"_content"]  # noqa: Y015
+    _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
+    _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
+    _WhichOneofReturnType__importance: _TypeAlias = _typing.Literal["importance"]  # noqa: Y015
+    _WhichOneofArgType__importance: _TypeAlias = _typing.Literal["_importance", b"_importance"]  # noqa: Y015
+    _WhichOneofReturnType__is_active: _TypeAlias = _typing.Literal["is_active"]  # noqa: Y015
+    _WhichOneofArgType__is_active: _TypeAlias = _typing.Literal["_is_active", b"_is_active"]  # noqa: Y015
+    _WhichOneofReturnType__is_metadata: _TypeAlias = _typing.Literal["is_metadata"]  # noqa: Y015
+    _WhichOneofArgType__is_metadata: _TypeAlias = _typing.Literal["_is_metadata", b"_is_metadata"]  # noqa: Y015
+    _WhichOneofReturnType__namespace: _TypeAlias = _typing.Literal["namespace"]  # noqa: Y015
+    _WhichOneofArgType__namespace: _TypeAlias = _typing.Literal["_namespace", b"_namespace"]  # noqa: Y015
+    _WhichOneofReturnType__source_uri: _TypeAlias = _typing.Literal["source_uri"]  # noqa: Y015
+    _WhichOneofArgType__source_uri: _TypeAlias = _typing.Literal["_source_uri", b"_source_uri"]  # noqa: Y015
+    _WhichOneofReturnType__valence: _TypeAlias = _typing.Literal["valence"]  # noqa: Y015
+    _WhichOneofArgType__valence: _TypeAlias = _typing.Literal["_valence", b"_valence"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__content) -> _WhichOneofReturnType__content | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__content_type) -> _WhichOneofReturnType__content_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__is_active) -> _WhichOneofReturnType__is_active | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__is_metadata) -> _WhichOneofReturnType__is_metadata | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__namespace) -> _WhichOneofReturnType__namespace | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__source_uri) -> _WhichOneofReturnType__source_uri | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__valence) -> _WhichOneofReturnType__valence | None: ...
+
+Global___UpdateMemoryRequest: _TypeAlias = UpdateMemoryRequest  # noqa: Y015
+
+@_typing.final
+class MemoryRef(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryRef: _TypeAlias = MemoryRef  # noqa: Y015
+
+@_typing.final
+class MemoryReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def memory(self) -> _common_pb2.Memory: ...
+    def __init__(
+        self,
+        *,
+        memory: _common_pb2.Memory | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryReply: _TypeAlias = MemoryReply  # noqa: Y015
+
+@_typing.final
+class DeleteMemoryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    CHUNKS_DELETED_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    chunks_deleted: _builtins.int
+    """Chunk rows removed with it."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        chunks_deleted: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks_deleted", b"chunks_deleted", "id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteMemoryResponse: _TypeAlias = DeleteMemoryResponse  # noqa: Y015
+
+@_typing.final
+class Link(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_ID_FIELD_NUMBER: _builtins.int
+    TARGET_ID_FIELD_NUMBER: _builtins.int
+    LINK_TYPE_FIELD_NUMBER: _builtins.int
+    STRENGTH_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    source_id: _builtins.str
+    target_id: _builtins.str
+    link_type: _builtins.str
+    """related | elaborates | contradicts | supersedes | supports | derived_from"""
+    strength: _builtins.float
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        source_id: _builtins.str = ...,
+        target_id: _builtins.str = ...,
+        link_type: _builtins.str = ...,
+        strength: _builtins.float = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "link_type", b"link_type", "source_id", b"source_id", "strength", b"strength", "target_id", b"target_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Link: _TypeAlias = Link  # noqa: Y015
+
+@_typing.final
+class CreateLinkRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_ID_FIELD_NUMBER: _builtins.int
+    TARGET_ID_FIELD_NUMBER: _builtins.int
+    LINK_TYPE_FIELD_NUMBER: _builtins.int
+    STRENGTH_FIELD_NUMBER: _builtins.int
+    source_id: _builtins.str
+    target_id: _builtins.str
+    link_type: _builtins.str
+    strength: _builtins.float
+    def __init__(
+        self,
+        *,
+        source_id: _builtins.str = ...,
+        target_id: _builtins.str = ...,
+        link_type: _builtins.str | None = ...,
+        strength: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_link_type", b"_link_type", "_strength", b"_strength", "link_type", b"link_type", "strength", b"strength"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_link_type", b"_link_type", "_strength", b"_strength", "link_type", b"link_type", "source_id", b"source_id", "strength", b"strength", "target_id", b"target_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__link_type: _TypeAlias = _typing.Literal["link_type"]  # noqa: Y015
+    _WhichOneofArgType__link_type: _TypeAlias = _typing.Literal["_link_type", b"_link_type"]  # noqa: Y015
+    _WhichOneofReturnType__strength: _TypeAlias = _typing.Literal["strength"]  # noqa: Y015
+    _WhichOneofArgType__strength: _TypeAlias = _typing.Literal["_strength", b"_strength"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__link_type) -> _WhichOneofReturnType__link_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__strength) -> _WhichOneofReturnType__strength | None: ...
+
+Global___CreateLinkRequest: _TypeAlias = CreateLinkRequest  # noqa: Y015
+
+@_typing.final
+class DeleteLinkRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_ID_FIELD_NUMBER: _builtins.int
+    TARGET_ID_FIELD_NUMBER: _builtins.int
+    source_id: _builtins.str
+    target_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        source_id: _builtins.str = ...,
+        target_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["source_id", b"source_id", "target_id", b"target_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteLinkRequest: _TypeAlias = DeleteLinkRequest  # noqa: Y015
+
+@_typing.final
+class DeleteLinkResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DELETED_FIELD_NUMBER: _builtins.int
+    deleted: _builtins.bool
+    def __init__(
+        self,
+        *,
+        deleted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deleted", b"deleted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteLinkResponse: _TypeAlias = DeleteLinkResponse  # noqa: Y015
+
+@_typing.final
+class ImportMemoriesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___StoreMemoryRequest]: ...
+    def __init__(
+        self,
+        *,
+        memories: _abc.Iterable[Global___StoreMemoryRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memories", b"memories"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportMemoriesRequest: _TypeAlias = ImportMemoriesRequest  # noqa: Y015
+
+@_typing.final
+class ImportItemResult(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    DEDUP_ACTION_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    dedup_action: _builtins.str
+    """created | skipped | superseded | failed"""
+    id: _builtins.str
+    error: _builtins.str
+    field: _builtins.str
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        dedup_action: _builtins.str = ...,
+        id: _builtins.str = ...,
+        error: _builtins.str = ...,
+        field: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dedup_action", b"dedup_action", "error", b"error", "field", b"field", "id", b"id", "index", b"index"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportItemResult: _TypeAlias = ImportItemResult  # noqa: Y015
+
+@_typing.final
+class ImportMemoriesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMPORTED_FIELD_NUMBER: _builtins.int
+    FAILED_FIELD_NUMBER: _builtins.int
+    RESULTS_FIELD_NUMBER: _builtins.int
+    imported: _builtins.int
+    failed: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___ImportItemResult]: ...
+    def __init__(
+        self,
+        *,
+        imported: _builtins.int = ...,
+        failed: _builtins.int = ...,
+        results: _abc.Iterable[Global___ImportItemResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["failed", b"failed", "imported", b"imported", "results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportMemoriesResponse: _TypeAlias = ImportMemoriesResponse  # noqa: Y015
+
+@_typing.final
+class BulkTagRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IDS_FIELD_NUMBER: _builtins.int
+    ADD_TAGS_FIELD_NUMBER: _builtins.int
+    REMOVE_TAGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def add_tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def remove_tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        ids: _abc.Iterable[_builtins.str] | None = ...,
+        add_tags: _abc.Iterable[_builtins.str] | None = ...,
+        remove_tags: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["add_tags", b"add_tags", "ids", b"ids", "remove_tags", b"remove_tags"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BulkTagRequest: _TypeAlias = BulkTagRequest  # noqa: Y015
+
+@_typing.final
+class BulkUpdateRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IDS_FIELD_NUMBER: _builtins.int
+    IMPORTANCE_FIELD_NUMBER: _builtins.int
+    VALENCE_FIELD_NUMBER: _builtins.int
+    IS_ACTIVE_FIELD_NUMBER: _builtins.int
+    importance: _builtins.float
+    valence: _builtins.float
+    is_active: _builtins.bool
+    @_builtins.property
+    def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        ids: _abc.Iterable[_builtins.str] | None = ...,
+        importance: _builtins.float | None = ...,
+        valence: _builtins.float | None = ...,
+        is_active: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_importance", b"_importance", "_is_active", b"_is_active", "_valence", b"_valence", "importance", b"importance", "is_active", b"is_active", "valence", b"valence"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_importance", b"_importance", "_is_active", b"_is_active", "_valence", b"_valence", "ids", b"ids", "importance", b"importance", "is_active", b"is_active", "valence", b"valence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__importance: _TypeAlias = _typing.Literal["importance"]  # noqa: Y015
+    _WhichOneofArgType__importance: _TypeAlias = _typing.Literal["_importance", b"_importance"]  # noqa: Y015
+    _WhichOneofReturnType__is_active: _TypeAlias = _typing.Literal["is_active"]  # noqa: Y015
+    _WhichOneofArgType__is_active: _TypeAlias = _typing.Literal["_is_active", b"_is_active"]  # noqa: Y015
+    _WhichOneofReturnType__valence: _TypeAlias = _typing.Literal["valence"]  # noqa: Y015
+    _WhichOneofArgType__valence: _TypeAlias = _typing.Literal["_valence", b"_valence"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__is_active) -> _WhichOneofReturnType__is_active | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__valence) -> _WhichOneofReturnType__valence | None: ...
+
+Global___BulkUpdateRequest: _TypeAlias = BulkUpdateRequest  # noqa: Y015
+
+@_typing.final
+class BulkResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AFFECTED_FIELD_NUMBER: _builtins.int
+    MISSING_IDS_FIELD_NUMBER: _builtins.int
+    affected: _builtins.int
+    @_builtins.property
+    def missing_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        affected: _builtins.int = ...,
+        missing_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["affected", b"affected", "missing_ids", b"missing_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BulkResponse: _TypeAlias = BulkResponse  # noqa: Y015
+
+@_typing.final
+class MarkdownFile(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_URI_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    source_uri: _builtins.str
+    """Identifies the document; re-ingesting the same uri replaces its memories."""
+    content: _builtins.str
+    """The text; when empty the ingest service reads source_uri as a local path or glob."""
+    def __init__(
+        self,
+        *,
+        source_uri: _builtins.str = ...,
+        content: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "source_uri", b"source_uri"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MarkdownFile: _TypeAlias = MarkdownFile  # noqa: Y015
+
+@_typing.final
+class IngestMarkdownRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILES_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    IMPORTANCE_FIELD_NUMBER: _builtins.int
+    CONTENT_TYPE_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    importance: _builtins.float
+    content_type: _builtins.str
+    @_builtins.property
+    def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___MarkdownFile]: ...
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        files: _abc.Iterable[Global___MarkdownFile] | None = ...,
+        namespace: _builtins.str = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        importance: _builtins.float | None = ...,
+        content_type: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_importance", b"_importance", "content_type", b"content_type", "importance", b"importance"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_importance", b"_importance", "content_type", b"content_type", "files", b"files", "importance", b"importance", "namespace", b"namespace", "tags", b"tags"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
+    _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
+    _WhichOneofReturnType__importance: _TypeAlias = _typing.Literal["importance"]  # noqa: Y015
+    _WhichOneofArgType__importance: _TypeAlias = _typing.Literal["_importance", b"_importance"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__content_type) -> _WhichOneofReturnType__content_type | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
+
+Global___IngestMarkdownRequest: _TypeAlias = IngestMarkdownRequest  # noqa: Y015
+
+@_typing.final
+class IngestedFile(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_URI_FIELD_NUMBER: _builtins.int
+    SECTIONS_FIELD_NUMBER: _builtins.int
+    STORED_FIELD_NUMBER: _builtins.int
+    UNCHANGED_FIELD_NUMBER: _builtins.int
+    REPLACED_FIELD_NUMBER: _builtins.int
+    MEMORY_IDS_FIELD_NUMBER: _builtins.int
+    source_uri: _builtins.str
+    sections: _builtins.int
+    stored: _builtins.int
+    unchanged: _builtins.int
+    replaced: _builtins.int
+    @_builtins.property
+    def memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        source_uri: _builtins.str = ...,
+        sections: _builtins.int = ...,
+        stored: _builtins.int = ...,
+        unchanged: _builtins.int = ...,
+        replaced: _builtins.int = ...,
+        memory_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_ids", b"memory_ids", "replaced", b"replaced", "sections", b"sections", "source_uri", b"source_uri", "stored", b"stored", "unchanged", b"unchanged"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IngestedFile: _TypeAlias = IngestedFile  # noqa: Y015
+
+@_typing.final
+class IngestMarkdownResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILES_FIELD_NUMBER: _builtins.int
+    STORED_FIELD_NUMBER: _builtins.int
+    REPLACED_FIELD_NUMBER: _builtins.int
+    stored: _builtins.int
+    replaced: _builtins.int
+    @_builtins.property
+    def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___IngestedFile]: ...
+    def __init__(
+        self,
+        *,
+        files: _abc.Iterable[Global___IngestedFile] | None = ...,
+        stored: _builtins.int = ...,
+        replaced: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["files", b"files", "replaced", b"replaced", "stored", b"stored"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IngestMarkdownResponse: _TypeAlias = IngestMarkdownResponse  # noqa: Y015
+
+@_typing.final
+class DigestSessionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSCRIPT_FIELD_NUMBER: _builtins.int
+    TRANSCRIPT_PATH_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    TAGS_FIELD_NUMBER: _builtins.int
+    PROJECT_FIELD_NUMBER: _builtins.int
+    ATTRIBUTION_FIELD_NUMBER: _builtins.int
+    transcript: _builtins.str
+    """JSONL text of the transcript; when empty, transcript_path is read."""
+    transcript_path: _builtins.str
+    namespace: _builtins.str
+    project: _builtins.str
+    @_builtins.property
+    def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def attribution(self) -> _common_pb2.Attribution: ...
+    def __init__(
+        self,
+        *,
+        transcript: _builtins.str = ...,
+        transcript_path: _builtins.str = ...,
+        namespace: _builtins.str = ...,
+        tags: _abc.Iterable[_builtins.str] | None = ...,
+        project: _builtins.str | None = ...,
+        attribution: _common_pb2.Attribution | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_project", b"_project", "attribution", b"attribution", "project", b"project"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_project", b"_project", "attribution", b"attribution", "namespace", b"namespace", "project", b"project", "tags", b"tags", "transcript", b"transcript", "transcript_path", b"transcript_path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__project: _TypeAlias = _typing.Literal["project"]  # noqa: Y015
+    _WhichOneofArgType__project: _TypeAlias = _typing.Literal["_project", b"_project"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__project) -> _WhichOneofReturnType__project | None: ...
+
+Global___DigestSessionRequest: _TypeAlias = DigestSessionRequest  # noqa: Y015
+
+@_typing.final
+class DigestSessionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STORED_FIELD_NUMBER: _builtins.int
+    PROJECT_FIELD_NUMBER: _builtins.int
+    ACTIONS_FIELD_NUMBER: _builtins.int
+    FILES_CHANGED_FIELD_NUMBER: _builtins.int
+    COMMANDS_FIELD_NUMBER: _builtins.int
+    project: _builtins.str
+    actions: _builtins.int
+    files_changed: _builtins.int
+    commands: _builtins.int
+    @_builtins.property
+    def stored(self) -> Global___StoreMemoryResponse: ...
+    def __init__(
+        self,
+        *,
+        stored: Global___StoreMemoryResponse | None = ...,
+        project: _builtins.str = ...,
+        actions: _builtins.int = ...,
+        files_changed: _builtins.int = ...,
+        commands: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["stored", b"stored"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "commands", b"commands", "files_changed", b"files_changed", "project", b"project", "stored", b"stored"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DigestSessionResponse: _TypeAlias = DigestSessionResponse  # noqa: Y015

@@ -41,6 +41,61 @@ class IngestStub:
                 request_serializer=exocortex_dot_v1_dot_ingest__pb2.StoreMemoryRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_ingest__pb2.StoreMemoryResponse.FromString,
                 _registered_method=True)
+        self.UpdateMemory = channel.unary_unary(
+                '/exocortex.v1.Ingest/UpdateMemory',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.UpdateMemoryRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.MemoryReply.FromString,
+                _registered_method=True)
+        self.ArchiveMemory = channel.unary_unary(
+                '/exocortex.v1.Ingest/ArchiveMemory',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.MemoryRef.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.MemoryReply.FromString,
+                _registered_method=True)
+        self.RestoreMemory = channel.unary_unary(
+                '/exocortex.v1.Ingest/RestoreMemory',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.MemoryRef.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.MemoryReply.FromString,
+                _registered_method=True)
+        self.DeleteMemory = channel.unary_unary(
+                '/exocortex.v1.Ingest/DeleteMemory',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.MemoryRef.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.DeleteMemoryResponse.FromString,
+                _registered_method=True)
+        self.CreateLink = channel.unary_unary(
+                '/exocortex.v1.Ingest/CreateLink',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.CreateLinkRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.Link.FromString,
+                _registered_method=True)
+        self.DeleteLink = channel.unary_unary(
+                '/exocortex.v1.Ingest/DeleteLink',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.DeleteLinkRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.DeleteLinkResponse.FromString,
+                _registered_method=True)
+        self.ImportMemories = channel.unary_unary(
+                '/exocortex.v1.Ingest/ImportMemories',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.ImportMemoriesRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.ImportMemoriesResponse.FromString,
+                _registered_method=True)
+        self.BulkTag = channel.unary_unary(
+                '/exocortex.v1.Ingest/BulkTag',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.BulkTagRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
+                _registered_method=True)
+        self.BulkUpdate = channel.unary_unary(
+                '/exocortex.v1.Ingest/BulkUpdate',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.BulkUpdateRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
+                _registered_method=True)
+        self.IngestMarkdown = channel.unary_unary(
+                '/exocortex.v1.Ingest/IngestMarkdown',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.IngestMarkdownRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.IngestMarkdownResponse.FromString,
+                _registered_method=True)
+        self.DigestSession = channel.unary_unary(
+                '/exocortex.v1.Ingest/DigestSession',
+                request_serializer=exocortex_dot_v1_dot_ingest__pb2.DigestSessionRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_ingest__pb2.DigestSessionResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServicer:
@@ -53,6 +108,78 @@ class IngestServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateMemory(self, request, context):
+        """Change fields of a memory; content changes re-strip, re-hash, re-embed and re-chunk.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ArchiveMemory(self, request, context):
+        """Soft removal (is_active = false) and its undo.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestoreMemory(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteMemory(self, request, context):
+        """Hard delete on explicit request: the memory, its chunks, tags, links and entity mentions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateLink(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteLink(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportMemories(self, request, context):
+        """Many memories in one call, embedded in batches; per-item results.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BulkTag(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BulkUpdate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def IngestMarkdown(self, request, context):
+        """Markdown files split into sections by `##` headers; re-ingesting a source replaces it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DigestSession(self, request, context):
+        """A coding-agent transcript (JSONL) summarised into one memory.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -60,6 +187,61 @@ def add_IngestServicer_to_server(servicer, server):
                     servicer.StoreMemory,
                     request_deserializer=exocortex_dot_v1_dot_ingest__pb2.StoreMemoryRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_ingest__pb2.StoreMemoryResponse.SerializeToString,
+            ),
+            'UpdateMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateMemory,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.UpdateMemoryRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.MemoryReply.SerializeToString,
+            ),
+            'ArchiveMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ArchiveMemory,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.MemoryRef.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.MemoryReply.SerializeToString,
+            ),
+            'RestoreMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestoreMemory,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.MemoryRef.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.MemoryReply.SerializeToString,
+            ),
+            'DeleteMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteMemory,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.MemoryRef.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.DeleteMemoryResponse.SerializeToString,
+            ),
+            'CreateLink': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateLink,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.CreateLinkRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.Link.SerializeToString,
+            ),
+            'DeleteLink': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteLink,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.DeleteLinkRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.DeleteLinkResponse.SerializeToString,
+            ),
+            'ImportMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportMemories,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.ImportMemoriesRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.ImportMemoriesResponse.SerializeToString,
+            ),
+            'BulkTag': grpc.unary_unary_rpc_method_handler(
+                    servicer.BulkTag,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.BulkTagRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.BulkResponse.SerializeToString,
+            ),
+            'BulkUpdate': grpc.unary_unary_rpc_method_handler(
+                    servicer.BulkUpdate,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.BulkUpdateRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.BulkResponse.SerializeToString,
+            ),
+            'IngestMarkdown': grpc.unary_unary_rpc_method_handler(
+                    servicer.IngestMarkdown,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.IngestMarkdownRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.IngestMarkdownResponse.SerializeToString,
+            ),
+            'DigestSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DigestSession,
+                    request_deserializer=exocortex_dot_v1_dot_ingest__pb2.DigestSessionRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_ingest__pb2.DigestSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -90,6 +272,303 @@ class Ingest:
             '/exocortex.v1.Ingest/StoreMemory',
             exocortex_dot_v1_dot_ingest__pb2.StoreMemoryRequest.SerializeToString,
             exocortex_dot_v1_dot_ingest__pb2.StoreMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/UpdateMemory',
+            exocortex_dot_v1_dot_ingest__pb2.UpdateMemoryRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.MemoryReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ArchiveMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/ArchiveMemory',
+            exocortex_dot_v1_dot_ingest__pb2.MemoryRef.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.MemoryReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/RestoreMemory',
+            exocortex_dot_v1_dot_ingest__pb2.MemoryRef.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.MemoryReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/DeleteMemory',
+            exocortex_dot_v1_dot_ingest__pb2.MemoryRef.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.DeleteMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateLink(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/CreateLink',
+            exocortex_dot_v1_dot_ingest__pb2.CreateLinkRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.Link.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteLink(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/DeleteLink',
+            exocortex_dot_v1_dot_ingest__pb2.DeleteLinkRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.DeleteLinkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/ImportMemories',
+            exocortex_dot_v1_dot_ingest__pb2.ImportMemoriesRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.ImportMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BulkTag(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/BulkTag',
+            exocortex_dot_v1_dot_ingest__pb2.BulkTagRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BulkUpdate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/BulkUpdate',
+            exocortex_dot_v1_dot_ingest__pb2.BulkUpdateRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IngestMarkdown(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/IngestMarkdown',
+            exocortex_dot_v1_dot_ingest__pb2.IngestMarkdownRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.IngestMarkdownResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DigestSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Ingest/DigestSession',
+            exocortex_dot_v1_dot_ingest__pb2.DigestSessionRequest.SerializeToString,
+            exocortex_dot_v1_dot_ingest__pb2.DigestSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -35,6 +35,23 @@ class IngestStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> IngestAsyncStub: ...
     StoreMemory: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.StoreMemoryRequest, _ingest_pb2.StoreMemoryResponse]
+    UpdateMemory: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.UpdateMemoryRequest, _ingest_pb2.MemoryReply]
+    """Change fields of a memory; content changes re-strip, re-hash, re-embed and re-chunk."""
+    ArchiveMemory: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.MemoryRef, _ingest_pb2.MemoryReply]
+    """Soft removal (is_active = false) and its undo."""
+    RestoreMemory: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.MemoryRef, _ingest_pb2.MemoryReply]
+    DeleteMemory: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.MemoryRef, _ingest_pb2.DeleteMemoryResponse]
+    """Hard delete on explicit request: the memory, its chunks, tags, links and entity mentions."""
+    CreateLink: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.CreateLinkRequest, _ingest_pb2.Link]
+    DeleteLink: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.DeleteLinkRequest, _ingest_pb2.DeleteLinkResponse]
+    ImportMemories: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.ImportMemoriesRequest, _ingest_pb2.ImportMemoriesResponse]
+    """Many memories in one call, embedded in batches; per-item results."""
+    BulkTag: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.BulkTagRequest, _ingest_pb2.BulkResponse]
+    BulkUpdate: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.BulkUpdateRequest, _ingest_pb2.BulkResponse]
+    IngestMarkdown: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.IngestMarkdownRequest, _ingest_pb2.IngestMarkdownResponse]
+    """Markdown files split into sections by `##` headers; re-ingesting a source replaces it."""
+    DigestSession: _grpc.UnaryUnaryMultiCallable[_ingest_pb2.DigestSessionRequest, _ingest_pb2.DigestSessionResponse]
+    """A coding-agent transcript (JSONL) summarised into one memory."""
 
 @_typing.type_check_only
 class IngestAsyncStub(IngestStub):
@@ -42,6 +59,23 @@ class IngestAsyncStub(IngestStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     StoreMemory: _aio.UnaryUnaryMultiCallable[_ingest_pb2.StoreMemoryRequest, _ingest_pb2.StoreMemoryResponse]  # type: ignore[assignment]
+    UpdateMemory: _aio.UnaryUnaryMultiCallable[_ingest_pb2.UpdateMemoryRequest, _ingest_pb2.MemoryReply]  # type: ignore[assignment]
+    """Change fields of a memory; content changes re-strip, re-hash, re-embed and re-chunk."""
+    ArchiveMemory: _aio.UnaryUnaryMultiCallable[_ingest_pb2.MemoryRef, _ingest_pb2.MemoryReply]  # type: ignore[assignment]
+    """Soft removal (is_active = false) and its undo."""
+    RestoreMemory: _aio.UnaryUnaryMultiCallable[_ingest_pb2.MemoryRef, _ingest_pb2.MemoryReply]  # type: ignore[assignment]
+    DeleteMemory: _aio.UnaryUnaryMultiCallable[_ingest_pb2.MemoryRef, _ingest_pb2.DeleteMemoryResponse]  # type: ignore[assignment]
+    """Hard delete on explicit request: the memory, its chunks, tags, links and entity mentions."""
+    CreateLink: _aio.UnaryUnaryMultiCallable[_ingest_pb2.CreateLinkRequest, _ingest_pb2.Link]  # type: ignore[assignment]
+    DeleteLink: _aio.UnaryUnaryMultiCallable[_ingest_pb2.DeleteLinkRequest, _ingest_pb2.DeleteLinkResponse]  # type: ignore[assignment]
+    ImportMemories: _aio.UnaryUnaryMultiCallable[_ingest_pb2.ImportMemoriesRequest, _ingest_pb2.ImportMemoriesResponse]  # type: ignore[assignment]
+    """Many memories in one call, embedded in batches; per-item results."""
+    BulkTag: _aio.UnaryUnaryMultiCallable[_ingest_pb2.BulkTagRequest, _ingest_pb2.BulkResponse]  # type: ignore[assignment]
+    BulkUpdate: _aio.UnaryUnaryMultiCallable[_ingest_pb2.BulkUpdateRequest, _ingest_pb2.BulkResponse]  # type: ignore[assignment]
+    IngestMarkdown: _aio.UnaryUnaryMultiCallable[_ingest_pb2.IngestMarkdownRequest, _ingest_pb2.IngestMarkdownResponse]  # type: ignore[assignment]
+    """Markdown files split into sections by `##` headers; re-ingesting a source replaces it."""
+    DigestSession: _aio.UnaryUnaryMultiCallable[_ingest_pb2.DigestSessionRequest, _ingest_pb2.DigestSessionResponse]  # type: ignore[assignment]
+    """A coding-agent transcript (JSONL) summarised into one memory."""
 
 class IngestServicer(metaclass=_abc_1.ABCMeta):
     """Every write of user content."""
@@ -52,5 +86,88 @@ class IngestServicer(metaclass=_abc_1.ABCMeta):
         request: _ingest_pb2.StoreMemoryRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ingest_pb2.StoreMemoryResponse, _abc.Awaitable[_ingest_pb2.StoreMemoryResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def UpdateMemory(
+        self,
+        request: _ingest_pb2.UpdateMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.MemoryReply, _abc.Awaitable[_ingest_pb2.MemoryReply]]:
+        """Change fields of a memory; content changes re-strip, re-hash, re-embed and re-chunk."""
+
+    @_abc_1.abstractmethod
+    def ArchiveMemory(
+        self,
+        request: _ingest_pb2.MemoryRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.MemoryReply, _abc.Awaitable[_ingest_pb2.MemoryReply]]:
+        """Soft removal (is_active = false) and its undo."""
+
+    @_abc_1.abstractmethod
+    def RestoreMemory(
+        self,
+        request: _ingest_pb2.MemoryRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.MemoryReply, _abc.Awaitable[_ingest_pb2.MemoryReply]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteMemory(
+        self,
+        request: _ingest_pb2.MemoryRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.DeleteMemoryResponse, _abc.Awaitable[_ingest_pb2.DeleteMemoryResponse]]:
+        """Hard delete on explicit request: the memory, its chunks, tags, links and entity mentions."""
+
+    @_abc_1.abstractmethod
+    def CreateLink(
+        self,
+        request: _ingest_pb2.CreateLinkRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.Link, _abc.Awaitable[_ingest_pb2.Link]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteLink(
+        self,
+        request: _ingest_pb2.DeleteLinkRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.DeleteLinkResponse, _abc.Awaitable[_ingest_pb2.DeleteLinkResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ImportMemories(
+        self,
+        request: _ingest_pb2.ImportMemoriesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.ImportMemoriesResponse, _abc.Awaitable[_ingest_pb2.ImportMemoriesResponse]]:
+        """Many memories in one call, embedded in batches; per-item results."""
+
+    @_abc_1.abstractmethod
+    def BulkTag(
+        self,
+        request: _ingest_pb2.BulkTagRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.BulkResponse, _abc.Awaitable[_ingest_pb2.BulkResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def BulkUpdate(
+        self,
+        request: _ingest_pb2.BulkUpdateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.BulkResponse, _abc.Awaitable[_ingest_pb2.BulkResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def IngestMarkdown(
+        self,
+        request: _ingest_pb2.IngestMarkdownRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.IngestMarkdownResponse, _abc.Awaitable[_ingest_pb2.IngestMarkdownResponse]]:
+        """Markdown files split into sections by `##` headers; re-ingesting a source replaces it."""
+
+    @_abc_1.abstractmethod
+    def DigestSession(
+        self,
+        request: _ingest_pb2.DigestSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ingest_pb2.DigestSessionResponse, _abc.Awaitable[_ingest_pb2.DigestSessionResponse]]:
+        """A coding-agent transcript (JSONL) summarised into one memory."""
 
 def add_IngestServicer_to_server(servicer: IngestServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
