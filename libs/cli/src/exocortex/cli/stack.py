@@ -82,6 +82,11 @@ class Stack:
         return f"http://{self.config.host}:{self.config.gateway_port}"
 
     @property
+    def embedded_nats(self) -> EmbeddedNats | None:
+        """The NATS server this stack started (None when using an external one)."""
+        return self._nats
+
+    @property
     def log_dir(self) -> Path:
         return self.config.data_dir / "logs"
 
