@@ -1,0 +1,26 @@
+from exocortex.retrieval.fusion import collapse_to_roots, rrf
+
+
+def test_rrf_sums_weighted_reciprocal_ranks() -> None:
+    fused = rrf(
+        {"vector": [("a", 0.9), ("b", 0.8)], "keyword": [("b", 12.0), ("c", 3.0)]},
+        {"vector": 1.0, "keyword": 0.5},
+        k=60,
+    )
+    scores = {f.memory_id: f.score for f in fused}
+    assert scores["b"] == 1 / 62 + 0.5 / 61
+    assert scores["a"] == 1 / 61
+    assert scores["c"] == 0.5 / 62
+    assert [f.memory_id for f in fused] == ["b", "a", "c"]
+    assert fused[0].ranks == {"vector": 2, "keyword": 1}
+
+
+def test_single_keyword_hit_is_kept_and_scored() -> None:
+    fused = rrf({"vector": [], "keyword": [("only", 1.0)]}, {"vector": 1, "keyword": 1})
+    assert len(fused) == 1
+    assert fused[0].score > 0
+
+
+def test_chunks_collapse_onto_their_parent_at_best_rank() -> None:
+    hits = [("chunk-2", 0.9, "parent"), ("other", 0.8, None), ("chunk-1", 0.7, "parent")]
+    assert collapse_to_roots(hits) == [("parent", 0.9), ("other", 0.8)]
