@@ -986,16 +986,22 @@ class GetMemoriesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     IDS_FIELD_NUMBER: _builtins.int
+    RECORD_USE_FIELD_NUMBER: _builtins.int
+    record_use: _builtins.bool
+    """A fetch on behalf of a user or agent (REST/MCP get): a memory served by a search in the
+    last 5 minutes counts once as useful. Internal reads leave it false.
+    """
     @_builtins.property
     def ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
         ids: _abc.Iterable[_builtins.str] | None = ...,
+        record_use: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ids", b"ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ids", b"ids", "record_use", b"record_use"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
