@@ -17,6 +17,7 @@ from exocortex.ingest.relay import OutboxRelay
 from exocortex.ingest.service import IngestService
 from exocortex.ingest.servicer import IngestServicer
 from exocortex.ingest.settings import IngestSettings
+from exocortex.ingest.wiring import register_admin_services
 from exocortex.proto.v1 import ingest_pb2_grpc
 
 log = get_logger(__name__)
@@ -52,11 +53,11 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
 
         server = GrpcServer("ingest", settings.listen)
-        server.register(
-            ingest_pb2_grpc.add_IngestServicer_to_server, IngestServicer(service, relay)
-        )
+        ingest_servicer = IngestServicer(service, relay)
+        server.register(ingest_pb2_grpc.add_IngestServicer_to_server, ingest_servicer)
+        extra_services = register_admin_services(server, pool, ingest_servicer.StoreMemory)
         serve_metrics(settings.metrics_port)
-        await server.start(["exocortex.v1.Ingest"])
+        await server.start(["exocortex.v1.Ingest", *extra_services])
         await stop.wait()
         await server.stop(settings.shutdown_grace_seconds)
         await relay_task

@@ -1,0 +1,157 @@
+"""gRPC ↔ GoalService conversion. Progress notes go through the Ingest.StoreMemory handler, so
+they take the same path as every other memory (privacy strip, dedup, embedding, outbox)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+
+import grpc
+
+from exocortex.core.repositories.memories import to_proto
+from exocortex.ingest import validation
+from exocortex.ingest.goals import GoalChanges, GoalService, GoalView, MilestoneChanges, Row
+from exocortex.ingest.timestamps import from_field, set_times
+from exocortex.proto.v1 import goals_pb2, goals_pb2_grpc, ingest_pb2
+
+StoreMemory = Callable[
+    [ingest_pb2.StoreMemoryRequest, grpc.aio.ServicerContext],
+    Awaitable[ingest_pb2.StoreMemoryResponse],
+]
+
+
+def milestone_proto(row: Row) -> goals_pb2.Milestone:
+    message = goals_pb2.Milestone(
+        id=row["id"],
+        goal_id=row["goal_id"],
+        title=row["title"],
+        status=row["status"],
+        order=int(row["sort_order"]),
+    )
+    set_times(message, row, ("deadline", "completed_at", "created_at", "updated_at"))
+    return message
+
+
+def goal_proto(view: GoalView) -> goals_pb2.Goal:
+    row = view.goal
+    message = goals_pb2.Goal(
+        id=row["id"],
+        namespace=row["namespace"],
+        title=row["title"],
+        status=row["status"],
+        priority=row["priority"],
+        metadata_json=json.dumps(row.get("metadata") or {}, separators=(",", ":")),
+        milestones=[milestone_proto(m) for m in view.milestones],
+        progress=[to_proto(m) for m in view.progress],
+        progress_count=view.progress_count,
+    )
+    if row.get("description") is not None:
+        message.description = row["description"]
+    set_times(message, row, ("deadline", "completed_at", "created_at", "updated_at"))
+    return message
+
+
+class GoalsServicer(goals_pb2_grpc.GoalsServicer):
+    def __init__(self, service: GoalService, store_memory: StoreMemory) -> None:
+        self._service = service
+        self._store_memory = store_memory
+
+    async def ListGoals(
+        self, request: goals_pb2.ListGoalsRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.ListGoalsResponse:
+        views = await self._service.list(request.namespace, request.status, request.limit)
+        return goals_pb2.ListGoalsResponse(goals=[goal_proto(v) for v in views])
+
+    async def GetGoal(
+        self, request: goals_pb2.GetGoalRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.Goal:
+        return goal_proto(await self._service.get(request.id, request.progress_limit))
+
+    async def CreateGoal(
+        self, request: goals_pb2.CreateGoalRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.Goal:
+        view = await self._service.create(
+            namespace=request.namespace,
+            title=request.title,
+            description=request.description if request.HasField("description") else None,
+            status=request.status if request.HasField("status") else None,
+            priority=request.priority if request.HasField("priority") else None,
+            deadline=from_field(request, "deadline"),
+            metadata=validation.parse_metadata(request.metadata_json),
+        )
+        return goal_proto(view)
+
+    async def UpdateGoal(
+        self, request: goals_pb2.UpdateGoalRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.Goal:
+        changes = GoalChanges(
+            title=request.title if request.HasField("title") else None,
+            description=request.description if request.HasField("description") else None,
+            status=request.status if request.HasField("status") else None,
+            priority=request.priority if request.HasField("priority") else None,
+            deadline=from_field(request, "deadline"),
+            metadata=validation.parse_metadata(request.metadata_json)
+            if request.metadata_json
+            else None,
+            clear=tuple(request.clear),
+        )
+        return goal_proto(await self._service.update(request.id, changes))
+
+    async def DeleteGoal(
+        self, request: goals_pb2.DeleteGoalRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.DeleteGoalResponse:
+        await self._service.delete(request.id)
+        return goals_pb2.DeleteGoalResponse()
+
+    async def LogProgress(
+        self, request: goals_pb2.LogProgressRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.LogProgressResponse:
+        namespace = await self._service.namespace_of(request.goal_id)
+        store = ingest_pb2.StoreMemoryRequest(
+            content=request.content,
+            namespace=namespace,
+            tags=list(request.tags),
+            content_type="note",
+            metadata_json=json.dumps({"goal_id": request.goal_id}),
+            is_metadata=False,
+        )
+        if request.HasField("importance"):
+            store.importance = request.importance
+        stored = await self._store_memory(store, context)
+        await self._service.link_progress(request.goal_id, stored.memory.id)
+        view = await self._service.get(request.goal_id)
+        return goals_pb2.LogProgressResponse(
+            memory=stored.memory, goal=goal_proto(view), dedup_action=stored.dedup_action
+        )
+
+    async def AddMilestone(
+        self, request: goals_pb2.AddMilestoneRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.Goal:
+        view = await self._service.add_milestone(
+            request.goal_id,
+            title=request.title,
+            order=request.order if request.HasField("order") else None,
+            deadline=from_field(request, "deadline"),
+            status=request.status if request.HasField("status") else None,
+        )
+        return goal_proto(view)
+
+    async def UpdateMilestone(
+        self, request: goals_pb2.UpdateMilestoneRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.Goal:
+        changes = MilestoneChanges(
+            title=request.title if request.HasField("title") else None,
+            status=request.status if request.HasField("status") else None,
+            order=request.order if request.HasField("order") else None,
+            deadline=from_field(request, "deadline"),
+            clear=tuple(request.clear),
+        )
+        view = await self._service.update_milestone(request.goal_id, request.milestone_id, changes)
+        return goal_proto(view)
+
+    async def RemoveMilestone(
+        self, request: goals_pb2.RemoveMilestoneRequest, context: grpc.aio.ServicerContext
+    ) -> goals_pb2.Goal:
+        return goal_proto(
+            await self._service.remove_milestone(request.goal_id, request.milestone_id)
+        )
