@@ -1,0 +1,39 @@
+from exocortex.core.domain.contradictions import find_contradiction
+
+
+def test_negated_same_statement_is_a_candidate() -> None:
+    found = find_contradiction(
+        "The billing service caches invoices in Redis.",
+        "The billing service no longer caches invoices in Redis.",
+    )
+    assert found is not None
+    assert found.kind == "negation"
+
+
+def test_changed_value_is_a_candidate() -> None:
+    found = find_contradiction(
+        "The API request timeout is 30 seconds.", "The API request timeout is 60 seconds."
+    )
+    assert found is not None
+    assert found.kind == "value_change"
+    assert "30 seconds" in found.description
+    assert "60 seconds" in found.description
+
+
+def test_unrelated_negation_is_not_a_candidate() -> None:
+    # The seed flagged this pair: one side says "not", the texts are on the same topic.
+    assert (
+        find_contradiction(
+            "We deploy the gateway with Docker on every merge.",
+            "Do not forget to rotate the gateway logs weekly.",
+        )
+        is None
+    )
+
+
+def test_different_subjects_are_not_a_value_change() -> None:
+    assert find_contradiction("The frontend is React.", "The backend is FastAPI.") is None
+
+
+def test_agreeing_statements_are_not_candidates() -> None:
+    assert find_contradiction("The cache TTL is 5 minutes.", "The cache TTL is 5 minutes.") is None
