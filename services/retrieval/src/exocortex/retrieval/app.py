@@ -17,8 +17,10 @@ from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.proto.v1 import retrieval_pb2_grpc
+from exocortex.proto.v1 import admin_pb2_grpc, retrieval_pb2_grpc
 from exocortex.retrieval import metrics
+from exocortex.retrieval.export import ExportService
+from exocortex.retrieval.export_servicer import ExportServicer
 from exocortex.retrieval.projector import Projector
 from exocortex.retrieval.reads import ReadService
 from exocortex.retrieval.search import SearchService
@@ -124,8 +126,11 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             retrieval_pb2_grpc.add_RetrievalServicer_to_server,
             RetrievalServicer(search, ReadService(pool), versions, vector_index, keyword_index),
         )
+        server.register(
+            admin_pb2_grpc.add_ExportServicer_to_server, ExportServicer(ExportService(pool))
+        )
         serve_metrics(settings.metrics_port)
-        await server.start(["exocortex.v1.Retrieval"])
+        await server.start(["exocortex.v1.Retrieval", "exocortex.v1.Export"])
         tasks = [
             asyncio.create_task(consumer.run(stop), name="projector"),
             asyncio.create_task(

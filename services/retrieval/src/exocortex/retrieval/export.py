@@ -1,0 +1,128 @@
+"""The full backup, read with server-side cursors inside one read-only snapshot, so 100k
+memories stream in batches and memory stays bounded. Embeddings are left out (they can be
+recomputed; the model fingerprint is kept); secret settings are masked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from exocortex.core.db.pool import Pool
+from exocortex.core.db.settings_store import load_settings
+from exocortex.core.domain.secrets import mask_settings
+from exocortex.core.repositories.memories import SELECT_MEMORY
+
+DEFAULT_BATCH = 500
+MAX_BATCH = 5_000
+
+# (section, query without the namespace filter, query with it). Ordered so a restore can insert
+# in this order without breaking a reference.
+_SECTIONS: tuple[tuple[str, str, str], ...] = (
+    (
+        "memories",
+        f"{SELECT_MEMORY} ORDER BY m.created_at, m.id",
+        f"{SELECT_MEMORY} WHERE m.namespace = %(ns)s ORDER BY m.created_at, m.id",
+    ),
+    (
+        "memory_links",
+        "SELECT l.* FROM memory_links l ORDER BY l.created_at, l.source_id, l.target_id",
+        "SELECT l.* FROM memory_links l JOIN memories m ON m.id = l.source_id "
+        "WHERE m.namespace = %(ns)s ORDER BY l.created_at, l.source_id, l.target_id",
+    ),
+    (
+        "entities",
+        "SELECT e.*, coalesce(array(SELECT t.tag FROM entity_tags t WHERE t.entity_id = e.id "
+        "ORDER BY t.tag), '{}'::text[]) AS tags FROM entities e ORDER BY e.created_at, e.id",
+        "SELECT e.*, coalesce(array(SELECT t.tag FROM entity_tags t WHERE t.entity_id = e.id "
+        "ORDER BY t.tag), '{}'::text[]) AS tags FROM entities e WHERE e.namespace = %(ns)s "
+        "ORDER BY e.created_at, e.id",
+    ),
+    (
+        "memory_entities",
+        "SELECT me.* FROM memory_entities me ORDER BY me.memory_id, me.entity_id",
+        "SELECT me.* FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+        "WHERE e.namespace = %(ns)s ORDER BY me.memory_id, me.entity_id",
+    ),
+    (
+        "entity_relationships",
+        "SELECT r.* FROM entity_relationships r ORDER BY r.created_at, r.id",
+        "SELECT r.* FROM entity_relationships r JOIN entities e ON e.id = r.source_entity_id "
+        "WHERE e.namespace = %(ns)s ORDER BY r.created_at, r.id",
+    ),
+    (
+        "goals",
+        "SELECT id, namespace, title, description, status, priority, deadline, metadata, "
+        "completed_at, created_at, updated_at FROM goals ORDER BY created_at, id",
+        "SELECT id, namespace, title, description, status, priority, deadline, metadata, "
+        "completed_at, created_at, updated_at FROM goals WHERE namespace = %(ns)s "
+        "ORDER BY created_at, id",
+    ),
+    (
+        "goal_milestones",
+        "SELECT ms.* FROM goal_milestones ms ORDER BY ms.goal_id, ms.sort_order, ms.id",
+        "SELECT ms.* FROM goal_milestones ms JOIN goals g ON g.id = ms.goal_id "
+        "WHERE g.namespace = %(ns)s ORDER BY ms.goal_id, ms.sort_order, ms.id",
+    ),
+    (
+        "goal_links",
+        "SELECT gl.* FROM goal_links gl ORDER BY gl.goal_id, gl.memory_id",
+        "SELECT gl.* FROM goal_links gl JOIN goals g ON g.id = gl.goal_id "
+        "WHERE g.namespace = %(ns)s ORDER BY gl.goal_id, gl.memory_id",
+    ),
+    (
+        "contradictions",
+        "SELECT c.* FROM contradictions c ORDER BY c.created_at, c.id",
+        "SELECT c.* FROM contradictions c JOIN memories m ON m.id = c.memory_a_id "
+        "WHERE m.namespace = %(ns)s ORDER BY c.created_at, c.id",
+    ),
+    (
+        "consolidations",
+        "SELECT c.* FROM consolidations c ORDER BY c.created_at, c.id",
+        "SELECT c.* FROM consolidations c JOIN memories m ON m.id = c.summary_id "
+        "WHERE m.namespace = %(ns)s ORDER BY c.created_at, c.id",
+    ),
+)
+SECTIONS = (*(name for name, _, _ in _SECTIONS), "settings")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, bytes | memoryview):
+        return None
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def to_json(row: dict[str, Any]) -> str:
+    return json.dumps(row, default=_default, ensure_ascii=False, separators=(",", ":"))
+
+
+class ExportService:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def batches(
+        self, namespace: str, batch_size: int
+    ) -> AsyncIterator[tuple[str, list[str]]]:
+        """(section, items) in section order; every section appears at least once."""
+        size = batch_size if 0 < batch_size <= MAX_BATCH else DEFAULT_BATCH
+        async with self._pool.connection() as conn, conn.transaction():
+            # One snapshot for the whole backup, so sections agree with each other.
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            for index, (section, everything, scoped) in enumerate(_SECTIONS):
+                query = scoped if namespace else everything
+                sent = False
+                async with conn.cursor(name=f"export_{index}") as cur:
+                    await cur.execute(query, {"ns": namespace} if namespace else None)
+                    while rows := await cur.fetchmany(size):
+                        sent = True
+                        yield section, [to_json(r) for r in rows]
+                if not sent:
+                    yield section, []
+            settings = mask_settings(await load_settings(conn))
+        yield "settings", [json.dumps(settings, ensure_ascii=False)]
