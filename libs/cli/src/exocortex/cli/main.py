@@ -90,6 +90,25 @@ def up(
 
 
 @app.command()
+def mcp(
+    transport: Annotated[
+        str, typer.Option(help="stdio (for a local agent) or http (streamable HTTP at /mcp)")
+    ] = "stdio",
+    host: Annotated[str | None, typer.Option(help="HTTP bind address [EXO_MCP_HOST]")] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port [EXO_MCP_PORT, 3211]")] = None,
+) -> None:
+    """Serve the agent tools over MCP, talking to the gateway at EXO_MCP_GATEWAY_URL."""
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter("use stdio or http", param_hint="--transport")
+    try:
+        from exocortex.mcp.run import serve
+    except ImportError as exc:
+        console.print("[red]the MCP adapter is not installed:[/red] pip install exocortex-mcp")
+        raise typer.Exit(1) from exc
+    serve("stdio" if transport == "stdio" else "http", host=host, port=port)
+
+
+@app.command()
 def version() -> None:
     """Print the version."""
     from importlib.metadata import version as dist_version

@@ -1,0 +1,47 @@
+"""The Exocortex MCP server: the agent tools over the gateway's REST API."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import version
+
+from exocortex.mcp.common import AppState
+from exocortex.mcp.gateway import GatewayClient
+from exocortex.mcp.schema import compact_tools
+from exocortex.mcp.settings import Attribution, McpSettings
+from exocortex.mcp.tools import goals, overview, reads, writes
+from mcp.server.mcpserver import MCPServer
+
+INSTRUCTIONS = (
+    "Exocortex is your persistent memory. At the start of a task call memory_context with the "
+    "topic; search with memory_search (compact=true, then memory_get for the few you need). "
+    "Store decisions, facts and outcomes with memory_store; mark memories that helped with "
+    "memory_feedback."
+)
+
+
+def create_server(settings: McpSettings, attribution: Attribution | None = None) -> MCPServer:
+    who = attribution or Attribution()
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
+        gateway = GatewayClient(
+            settings.gateway_url, api_key=settings.api_key, timeout=settings.timeout_seconds
+        )
+        try:
+            yield AppState(settings=settings, attribution=who, gateway=gateway)
+        finally:
+            await gateway.aclose()
+
+    server: MCPServer = MCPServer(
+        "exocortex",
+        version=version("exocortex-mcp"),
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level=settings.log_level.upper(),  # type: ignore[arg-type]
+    )
+    for module in (writes, reads, overview, goals):
+        module.register(server)
+    compact_tools(server)
+    return server

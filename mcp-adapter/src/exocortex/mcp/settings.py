@@ -1,0 +1,34 @@
+"""Settings of the MCP adapter (``EXO_MCP_*``) and the default attribution (``EXO_DEFAULT_*``)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MCP_PORT = 3211
+
+
+class Attribution(BaseSettings):
+    """Who writes: filled in on every write unless the tool call names someone else."""
+
+    model_config = SettingsConfigDict(env_prefix="EXO_DEFAULT_", env_file=".env", extra="ignore")
+
+    provider: str | None = None
+    model_id: str | None = None
+    model_name: str | None = None
+    agent: str | None = None
+    session_id: str | None = None
+
+
+class McpSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="EXO_MCP_", env_file=".env", extra="ignore")
+
+    gateway_url: str = "http://127.0.0.1:3210"
+    api_key: str | None = None
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_MCP_PORT
+    # Every gateway call is bounded, so a stuck backend turns into a tool error, never a hang.
+    # A store waits up to ~5 s for read-your-writes, hence the margin.
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    log_level: str = Field(default="warning", validation_alias="EXO_LOG_LEVEL")
+    log_format: str = Field(default="auto", validation_alias="EXO_LOG_FORMAT")

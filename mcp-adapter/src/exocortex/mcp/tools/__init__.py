@@ -1,0 +1,1 @@
+"""The agent tools, grouped by what they touch. Each module has ``register(server)``."""

@@ -1,0 +1,374 @@
+"""Tools that read memories: search, context, get, browse, diff, timeline, entities."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from exocortex.mcp.common import (
+    Api,
+    body,
+    hit,
+    ids_argument,
+    memory,
+    render_hit,
+    render_memory,
+    require_text,
+    result,
+)
+from exocortex.mcp.gateway import NotFound
+from exocortex.mcp.models import (
+    DiffOutput,
+    EntitiesOutput,
+    Entity,
+    GetOutput,
+    Hit,
+    Linked,
+    ListOutput,
+    Memory,
+    SearchOutput,
+    TimelineOutput,
+)
+from exocortex.mcp.tools.writes import ContentType, Tags
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
+
+# 1-hop linked memories appended to a plain search or context (the seed's number).
+LINKED_LIMIT = 3
+MaxTokens = Annotated[int, Field(ge=100, le=100_000, description="pack results into this budget")]
+Date = Annotated[str, Field(description="ISO 8601 date or time")]
+
+
+async def search(api: Api, payload: dict[str, Any]) -> SearchOutput:
+    """POST /api/memories/search and convert the answer (compact or full)."""
+    raw = await api.call("POST", "/api/memories/search", json=payload)
+    results = [_search_hit(r) for r in raw.get("results", [])]
+    return SearchOutput(
+        query=payload["query"],
+        count=len(results),
+        results=results,
+        linked=[_linked(x) for x in raw.get("linked") or []],
+        mode=raw.get("mode"),
+        degraded=raw.get("degraded") or [],
+    )
+
+
+def render_search(out: SearchOutput, header: str, *, full: bool) -> str:
+    if not out.results:
+        return f"{header}: nothing found."
+    lines = [f"{header} ({out.count}):"]
+    lines += [render_hit(h, full=full) for h in out.results]
+    if out.linked:
+        lines.append("--- Linked (1-hop) ---")
+        lines += [f"[{x.id}] {x.text} ({x.link_type} ← {x.linked_from})" for x in out.linked]
+    if out.degraded:
+        lines.append(f"(degraded: {', '.join(out.degraded)} index unavailable)")
+    return "\n".join(lines)
+
+
+async def memory_search(
+    ctx: Context,
+    query: Annotated[str, Field(min_length=1)],
+    limit: Annotated[int, Field(ge=1, le=50)] = 10,
+    tags: Tags | None = None,
+    after: Date | None = None,
+    before: Date | None = None,
+    content_type: ContentType | None = None,
+    min_score: Annotated[float, Field(ge=0)] | None = None,
+    include_metadata: bool = False,
+    compact: Annotated[bool, Field(description="ids + previews; then memory_get")] = False,
+    max_tokens: MaxTokens | None = None,
+    namespace: str | None = None,
+) -> Annotated[CallToolResult, SearchOutput]:
+    """Hybrid search (semantic + keyword). Plain mode adds 1-hop linked memories."""
+    plain = not compact and max_tokens is None
+    payload = body(
+        query=require_text(query, "query"),
+        limit=50 if max_tokens else limit,
+        tags=tags,
+        after=after,
+        before=before,
+        content_type=content_type,
+        min_score=min_score,
+        include_metadata=include_metadata or None,
+        compact=compact or None,
+        max_tokens=max_tokens,
+        linked_limit=LINKED_LIMIT if plain else None,
+        namespace=namespace,
+    )
+    out = await search(Api(ctx), payload)
+    return result(render_search(out, f'Memories for "{out.query}"', full=not compact), out)
+
+
+async def memory_context(
+    ctx: Context,
+    topic: Annotated[str, Field(min_length=1)],
+    limit: Annotated[int, Field(ge=1, le=30)] = 15,
+    compact: bool = False,
+    max_tokens: MaxTokens | None = None,
+    namespace: str | None = None,
+) -> Annotated[CallToolResult, SearchOutput]:
+    """Load what is known about a topic, with linked memories (use at session start)."""
+    topic = require_text(topic, "topic")
+    raw = await Api(ctx).call(
+        "POST",
+        "/api/memories/context-graph",
+        json=body(
+            query=topic,
+            limit=limit,
+            compact=compact or None,
+            max_tokens=max_tokens,
+            max_linked=LINKED_LIMIT,
+            namespace=namespace,
+        ),
+    )
+    results = [_search_hit(r) for r in raw.get("results", [])]
+    out = SearchOutput(
+        query=topic,
+        count=len(results),
+        results=results,
+        linked=[_linked(x) for x in raw.get("linked") or []],
+        degraded=raw.get("degraded") or [],
+    )
+    return result(render_search(out, f'Context for "{topic}"', full=not compact), out)
+
+
+async def memory_get(
+    ctx: Context, ids: Annotated[list[str], Field(min_length=1, max_length=10)]
+) -> Annotated[CallToolResult, GetOutput]:
+    """Full content of memories by id (e.g. after a compact search)."""
+    api = Api(ctx)
+    wanted = ids_argument(ids)
+    found: list[Memory] = []
+    missing: list[str] = []
+    replies = await asyncio.gather(
+        *(api.call("GET", f"/api/memories/{i}") for i in wanted), return_exceptions=True
+    )
+    for memory_id, reply in zip(wanted, replies, strict=True):
+        if isinstance(reply, NotFound):
+            missing.append(memory_id)
+        elif isinstance(reply, BaseException):
+            raise reply
+        else:
+            found.append(memory(reply))
+    lines = [render_memory(m) for m in found] + [f"[{i}] not found" for i in missing]
+    return result("\n".join(lines), GetOutput(memories=found, missing=missing))
+
+
+async def memory_browse(
+    ctx: Context,
+    tags: Tags | None = None,
+    content_type: ContentType | None = None,
+    after: Date | None = None,
+    before: Date | None = None,
+    limit: Annotated[int, Field(ge=1, le=50)] = 20,
+    compact: bool = False,
+    namespace: str | None = None,
+) -> Annotated[CallToolResult, ListOutput]:
+    """List memories by tags/type/date, newest first (no semantic search)."""
+    hits = await browse(
+        Api(ctx),
+        tags=tags,
+        content_type=content_type,
+        after=after,
+        before=before,
+        limit=limit,
+        namespace=namespace,
+    )
+    out = ListOutput(count=len(hits), results=hits)
+    if not hits:
+        return result("No memories match.", out)
+    if compact:
+        lines = [render_hit(h.model_copy(update={"text": h.text[:200]}), full=False) for h in hits]
+    else:
+        lines = [render_hit(h) for h in hits]
+    return result(f"{len(hits)} memories:\n" + "\n".join(lines), out)
+
+
+async def browse(api: Api, **filters: Any) -> list[Hit]:
+    raw = await api.call("GET", "/api/memories/browse", params=filters)
+    return [hit(m) for m in raw.get("results", [])]
+
+
+async def memory_diff(
+    ctx: Context,
+    since: Date,
+    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+    namespace: str | None = None,
+) -> Annotated[CallToolResult, DiffOutput]:
+    """What was created, updated and archived since a time."""
+    since = require_text(since, "since")
+    raw = await Api(ctx).call(
+        "GET", "/api/memories/diff", params={"since": since, "limit": limit, "namespace": namespace}
+    )
+    out = DiffOutput(
+        since=since,
+        created=[hit(m) for m in raw.get("created", [])],
+        updated=[hit(m) for m in raw.get("updated", [])],
+        archived=[hit(m) for m in raw.get("archived", [])],
+    )
+    lines = [f"Changes since {since}:"]
+    for title, items in (("Created", out.created), ("Updated", out.updated)):
+        lines.append(f"## {title} ({len(items)})")
+        lines += [render_hit(h, full=False) for h in items]
+    lines.append(f"## Archived ({len(out.archived)})")
+    lines += [render_hit(h, full=False) for h in out.archived]
+    return result("\n".join(lines), out)
+
+
+async def memory_entities(
+    ctx: Context,
+    tags: Tags | None = None,
+    query: Annotated[str | None, Field(description="name or alias contains")] = None,
+    type: str | None = None,
+    namespace: str | None = None,
+) -> Annotated[CallToolResult, EntitiesOutput]:
+    """Entities (people, tools, projects…) found in memories, with relationships."""
+    raw = await Api(ctx).call(
+        "GET",
+        "/api/entities",
+        params={"tags": tags, "query": query, "type": type, "namespace": namespace},
+    )
+    entities = [_entity(e) for e in raw.get("results", raw.get("entities", []))]
+    if query:
+        needle = query.strip().lower()
+        entities = [
+            e
+            for e in entities
+            if needle in e.name.lower() or any(needle in a.lower() for a in e.aliases)
+        ]
+    out = EntitiesOutput(count=len(entities), entities=entities[:50])
+    if not out.entities:
+        return result("No entities found.", out)
+    lines = [f"{out.count} entities:"]
+    for e in out.entities:
+        extra = f" aka {', '.join(e.aliases)}" if e.aliases else ""
+        count = f" ({e.memory_count} memories)" if e.memory_count is not None else ""
+        lines.append(f"- {e.name} [{e.type or 'concept'}]{extra}{count} id {e.id}")
+        lines += [
+            f"    {r.relationship} → {r.target}" + (f" ({r.context})" if r.context else "")
+            for r in e.relationships[:5]
+        ]
+    return result("\n".join(lines), out)
+
+
+async def memory_timeline(
+    ctx: Context,
+    mode: Literal["decisions", "lineage", "evolution", "hierarchy"],
+    memory_id: Annotated[str | None, Field(description="lineage")] = None,
+    topic: Annotated[str | None, Field(description="evolution")] = None,
+    month: Annotated[str | None, Field(description="YYYY-MM (hierarchy)")] = None,
+    after: Date | None = None,
+    before: Date | None = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+    tags: Tags | None = None,
+    namespace: str | None = None,
+) -> Annotated[CallToolResult, TimelineOutput]:
+    """Decision history, a memory's supersession lineage, a topic's evolution, or the
+    epoch → theme → episode hierarchy."""
+    api = Api(ctx)
+    if mode == "hierarchy":
+        raw = await api.call(
+            "GET",
+            "/api/hierarchy",
+            params={
+                "month": month,
+                "after": after,
+                "before": before,
+                "max_episodes": min(limit, 100),
+                "namespace": namespace,
+            },
+        )
+        epochs = raw.get("epochs", [])
+        out = TimelineOutput(mode=mode, count=len(epochs), hierarchy=raw)
+        lines = [f"{len(epochs)} epochs"]
+        for epoch in epochs:
+            lines.append(f"# {epoch.get('month', '')} {str(epoch.get('content', ''))[:120]}")
+            for theme in epoch.get("themes", []):
+                lines.append(f"  - {str(theme.get('content', ''))[:120]}")
+        return result("\n".join(lines), out)
+    if mode == "lineage":
+        chain = await _lineage(api, memory_id)
+        out = TimelineOutput(mode=mode, count=len(chain), memories=chain)
+        lines = [f"Lineage of {memory_id} (oldest first):"]
+        lines += [render_hit(h, full=False) for h in chain]
+        return result("\n".join(lines), out)
+    if mode == "evolution":
+        topic = require_text(topic or "", "topic")
+        found = await search(
+            api,
+            body(
+                query=topic, limit=min(limit, 50), after=after, before=before, namespace=namespace
+            ),
+        )
+        hits = sorted(found.results, key=lambda h: h.created_at or "")
+        out = TimelineOutput(mode=mode, count=len(hits), memories=hits)
+        lines = [f'Evolution of "{topic}" (oldest first):'] + [render_hit(h) for h in hits]
+        return result("\n".join(lines), out)
+    # Decisions: the decision tag, AND-ed with any tags given.
+    hits = await browse(
+        api, tags=["decision"], after=after, before=before, limit=limit, namespace=namespace
+    )
+    wanted = {t.strip().lower() for t in tags or []}
+    hits = [h for h in hits if wanted <= set(h.tags)]
+    out = TimelineOutput(mode=mode, count=len(hits), memories=hits)
+    lines = [f"{len(hits)} decisions (newest first):"] + [render_hit(h) for h in hits]
+    return result("\n".join(lines), out)
+
+
+async def _lineage(api: Api, memory_id: str | None) -> list[Hit]:
+    """Follow ``superseded_by`` forward from a memory (at most 10 steps)."""
+    current = require_text(memory_id or "", "memory_id")
+    chain: list[Hit] = []
+    seen: set[str] = set()
+    while current and current not in seen and len(chain) < 10:
+        seen.add(current)
+        raw = await api.call("GET", f"/api/memories/{current}")
+        chain.append(hit(raw))
+        current = raw.get("superseded_by") or ""
+    return chain
+
+
+def _search_hit(raw: dict[str, Any]) -> Hit:
+    if "memory" not in raw:  # compact shape
+        return hit(raw, score=raw.get("score"), preview=raw.get("preview", ""))
+    return hit(raw["memory"], score=raw.get("score"))
+
+
+def _linked(raw: dict[str, Any]) -> Linked:
+    m = raw.get("memory", raw)
+    return Linked(
+        id=m["id"],
+        text=m.get("content") or m.get("preview", ""),
+        linked_from=raw.get("linked_from", ""),
+        link_type=raw.get("link_type", "related"),
+        strength=raw.get("strength", raw.get("score", 0.0)),
+    )
+
+
+def _entity(raw: dict[str, Any]) -> Entity:
+    rels = [
+        {
+            "target": (r.get("entity") or {}).get("name") or r.get("target", ""),
+            "relationship": r.get("relationship", ""),
+            "direction": r.get("direction"),
+            "context": r.get("context"),
+        }
+        for r in raw.get("relationships") or []
+    ]
+    return Entity.model_validate({**raw, "relationships": rels})
+
+
+def register(server: MCPServer) -> None:
+    for tool in (
+        memory_search,
+        memory_get,
+        memory_context,
+        memory_browse,
+        memory_diff,
+        memory_entities,
+        memory_timeline,
+    ):
+        server.add_tool(tool)

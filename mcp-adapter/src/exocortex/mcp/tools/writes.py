@@ -1,0 +1,321 @@
+"""Tools that change memories: store, update, forget, feedback, link, ingest, session digest."""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from exocortex.mcp.common import (
+    Api,
+    body,
+    check_id,
+    ids_argument,
+    memory,
+    render_memory,
+    require_text,
+    result,
+)
+from exocortex.mcp.models import (
+    DigestOutput,
+    FeedbackOutput,
+    ForgetOutput,
+    IngestOutput,
+    LinkOutput,
+    MemoryOutput,
+    StoreResult,
+)
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+
+ContentType = Literal["text", "note", "decision", "conversation", "summary"]
+LinkType = Literal["related", "elaborates", "contradicts", "supersedes", "supports", "derived_from"]
+Unit = Annotated[float, Field(ge=0, le=1)]
+Valence = Annotated[float, Field(ge=-1, le=1)]
+Tags = list[Annotated[str, Field(max_length=100)]]
+# Files an agent may hand to memory_ingest in one call; a glob can match far more.
+MAX_INGEST_FILES = 200
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+async def memory_store(
+    ctx: Context,
+    content: Annotated[str, Field(min_length=1)],
+    tags: Tags | None = None,
+    importance: Unit | None = None,
+    valence: Valence | None = None,
+    content_type: ContentType = "text",
+    namespace: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    is_metadata: bool | None = None,
+    expires_at: Annotated[str | None, Field(description="ISO 8601")] = None,
+    provider: str | None = None,
+    model_id: str | None = None,
+    model_name: str | None = None,
+    agent: str | None = None,
+    session_id: str | None = None,
+    conversation_id: str | None = None,
+) -> Annotated[CallToolResult, StoreResult]:
+    """Store a memory (note, decision, fact). Returns its id; duplicates are merged."""
+    api = Api(ctx)
+    payload = body(
+        content=require_text(content, "content"),
+        tags=tags,
+        importance=importance,
+        valence=valence,
+        content_type=content_type,
+        namespace=namespace,
+        metadata=metadata,
+        is_metadata=is_metadata,
+        expires_at=expires_at,
+        source="mcp",
+    )
+    payload.update(
+        api.attribution(
+            provider=provider,
+            model_id=model_id,
+            model_name=model_name,
+            agent=agent,
+            session_id=session_id,
+            conversation_id=conversation_id,
+        )
+    )
+    raw = await api.call("POST", "/api/memories", json=payload)
+    out = StoreResult.model_validate(raw)
+    verb = {"skipped": "Already stored", "superseded": "Stored (supersedes older)"}.get(
+        out.dedup_action, "Stored"
+    )
+    text = f"{verb} memory {out.id}"
+    if out.superseded_id and out.dedup_action != "created":
+        text += f" (matched {out.superseded_id})"
+    if out.tags:
+        text += f" | tags: {', '.join(out.tags)}"
+    if not out.indexed:
+        text += " | searchable in a moment"
+    return result(text, out)
+
+
+async def memory_update(
+    ctx: Context,
+    id: str,
+    content: str | None = None,
+    tags: Annotated[Tags | None, Field(description="replaces all tags")] = None,
+    importance: Unit | None = None,
+    valence: Valence | None = None,
+    content_type: ContentType | None = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="merged; a null value deletes a key")
+    ] = None,
+    is_metadata: bool | None = None,
+    expires_at: Annotated[str | None, Field(description="ISO 8601; empty clears")] = None,
+    namespace: str | None = None,
+    source_uri: str | None = None,
+) -> Annotated[CallToolResult, MemoryOutput]:
+    """Change fields of a memory; fields left out stay as they are."""
+    patch = body(
+        content=require_text(content, "content") if content is not None else None,
+        tags=tags,
+        importance=importance,
+        valence=valence,
+        content_type=content_type,
+        metadata=metadata,
+        is_metadata=is_metadata,
+        namespace=namespace,
+        source_uri=source_uri,
+    )
+    if expires_at is not None:
+        patch["expires_at"] = expires_at or None
+    if not patch:
+        raise ToolError("nothing to update: give at least one field besides `id`")
+    raw = await Api(ctx).call("PATCH", f"/api/memories/{check_id(id)}", json=patch)
+    updated = memory(raw)
+    return result("Updated\n" + render_memory(updated), MemoryOutput(memory=updated))
+
+
+async def memory_forget(
+    ctx: Context,
+    id: str,
+    archive: Annotated[bool, Field(description="archive (restorable) instead of delete")] = False,
+) -> Annotated[CallToolResult, ForgetOutput]:
+    """Delete a memory for good, or archive it."""
+    api = Api(ctx)
+    path = f"/api/memories/{check_id(id)}"
+    if archive:
+        await api.call("PATCH", path, json={"is_active": False})
+        return result(f"Archived memory {id}", ForgetOutput(id=id, deleted=False))
+    await api.call("DELETE", path)
+    return result(f"Deleted memory {id}", ForgetOutput(id=id, deleted=True))
+
+
+async def memory_feedback(
+    ctx: Context, ids: Annotated[list[str], Field(min_length=1, max_length=20)]
+) -> Annotated[CallToolResult, FeedbackOutput]:
+    """Mark memories as useful; improves their future ranking."""
+    raw = await Api(ctx).call("POST", "/api/memories/feedback", json={"ids": ids_argument(ids)})
+    out = FeedbackOutput(
+        recorded=raw.get("recorded_ids", raw.get("recorded", [])),
+        missing=raw.get("missing_ids", raw.get("missing", [])),
+    )
+    text = f"Recorded usefulness for {len(out.recorded)} memories"
+    if out.missing:
+        text += f"; unknown ids (not counted): {', '.join(out.missing)}"
+    return result(text, out)
+
+
+async def memory_link(
+    ctx: Context,
+    source_id: str,
+    target_id: str,
+    link_type: LinkType = "related",
+    strength: Unit = 0.5,
+    remove: bool = False,
+) -> Annotated[CallToolResult, LinkOutput]:
+    """Link two memories (or remove the link); linked memories come back together."""
+    api = Api(ctx)
+    source, target = check_id(source_id, "source_id"), check_id(target_id, "target_id")
+    if source == target:
+        raise ToolError("`source_id` and `target_id` are the same memory; link two different ones")
+    if remove:
+        await api.call("DELETE", f"/api/memories/{source}/links/{target}")
+        out = LinkOutput(source_id=source, target_id=target, link_type=link_type, removed=True)
+        return result(f"Removed link {source} → {target}", out)
+    raw = await api.call(
+        "POST",
+        f"/api/memories/{source}/links",
+        json={"target_id": target, "link_type": link_type, "strength": strength},
+    )
+    out = LinkOutput(
+        source_id=source,
+        target_id=target,
+        link_type=(raw or {}).get("link_type", link_type),
+        strength=(raw or {}).get("strength", strength),
+        removed=False,
+    )
+    return result(f"Linked {source} → {target} ({out.link_type}, {out.strength:g})", out)
+
+
+async def memory_ingest(
+    ctx: Context,
+    path: Annotated[str | list[str], Field(description="markdown file(s); globs allowed")],
+    tags: Tags | None = None,
+    importance: Unit | None = None,
+    content_type: ContentType = "note",
+    namespace: str | None = None,
+) -> Annotated[CallToolResult, IngestOutput]:
+    """Index markdown files by `##` section; re-ingesting a file replaces its memories."""
+    files = await asyncio.to_thread(_read_markdown, [path] if isinstance(path, str) else path)
+    raw = await Api(ctx).call(
+        "POST",
+        "/api/memories/ingest",
+        json=body(
+            files=[{"source_uri": uri, "content": text} for uri, text in files],
+            tags=tags,
+            importance=importance,
+            content_type=content_type,
+            namespace=namespace,
+        ),
+    )
+    out = IngestOutput.model_validate(raw)
+    lines = [
+        f"Ingested {out.stored} memories from {len(out.files)} file(s) (replaced {out.replaced})"
+    ]
+    lines += [
+        f"- {f.source_uri}: {f.stored} stored, {f.sections} sections, {f.unchanged} unchanged"
+        for f in out.files
+    ]
+    return result("\n".join(lines), out)
+
+
+async def memory_digest_session(
+    ctx: Context,
+    transcript_path: Annotated[str, Field(description="session transcript (JSONL)")],
+    tags: Tags | None = None,
+    project: str | None = None,
+    namespace: str | None = None,
+    session_id: str | None = None,
+) -> Annotated[CallToolResult, DigestOutput]:
+    """Digest a coding-session transcript into one stored session summary."""
+    api = Api(ctx)
+    where, transcript = await asyncio.to_thread(_read_transcript, transcript_path)
+    raw = await api.call(
+        "POST",
+        "/api/memories/digest",
+        json=body(
+            transcript=transcript,
+            transcript_path=where,
+            tags=tags,
+            project=project,
+            namespace=namespace,
+            **api.attribution(session_id=session_id),
+        ),
+    )
+    stored = raw.get("stored") or raw.get("memory") or {}
+    out = DigestOutput(
+        id=stored.get("id") or raw.get("id"),
+        project=raw.get("project"),
+        actions=raw.get("actions", 0),
+        files_changed=raw.get("files_changed", 0),
+        commands=raw.get("commands", 0),
+        dedup_action=stored.get("dedup_action"),
+    )
+    if out.id is None:
+        return result("Nothing worth a summary in that transcript; nothing stored", out)
+    text = (
+        f"Stored session summary {out.id} (project: {out.project or 'unknown'}; "
+        f"{out.files_changed} files changed, {out.commands} commands, {out.actions} actions)"
+    )
+    return result(text, out)
+
+
+def _read_file(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ToolError(f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError as exc:
+        raise ToolError(f"no such file: {path}") from exc
+    except IsADirectoryError as exc:
+        raise ToolError(
+            f"{path} is a directory; give a file or a glob such as {path}/*.md"
+        ) from exc
+    except OSError as exc:
+        raise ToolError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _read_transcript(path: str) -> tuple[str, str]:
+    where = Path(path.strip()).expanduser().resolve()
+    return str(where), _read_file(where)
+
+
+def _read_markdown(patterns: list[str]) -> list[tuple[str, str]]:
+    """Expand globs on this machine (the files live with the agent, not the server)."""
+    paths: list[Path] = []
+    for pattern in patterns:
+        expanded = str(Path(pattern.strip()).expanduser())
+        matches = sorted(glob.glob(expanded)) if glob.has_magic(expanded) else [expanded]
+        if not matches:
+            raise ToolError(f"no file matches {pattern!r}")
+        paths += [Path(m).resolve() for m in matches]
+    unique = list(dict.fromkeys(paths))
+    if not unique:
+        raise ToolError("`path` is empty; give a markdown file or a glob")
+    if len(unique) > MAX_INGEST_FILES:
+        raise ToolError(f"{len(unique)} files match; ingest at most {MAX_INGEST_FILES} per call")
+    return [(str(p), _read_file(p)) for p in unique]
+
+
+def register(server: MCPServer) -> None:
+    for tool in (
+        memory_store,
+        memory_update,
+        memory_forget,
+        memory_feedback,
+        memory_link,
+        memory_ingest,
+        memory_digest_session,
+    ):
+        server.add_tool(tool)
