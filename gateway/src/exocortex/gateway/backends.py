@@ -15,7 +15,13 @@ from nats.aio.client import Client as NatsClient
 from exocortex.core.bus.client import connect
 from exocortex.core.rpc.client import check_health, open_channel
 from exocortex.gateway.settings import GatewaySettings
-from exocortex.proto.v1 import ingest_pb2_grpc, retrieval_pb2_grpc
+from exocortex.proto.v1 import (
+    admin_pb2_grpc,
+    entities_pb2_grpc,
+    goals_pb2_grpc,
+    ingest_pb2_grpc,
+    retrieval_pb2_grpc,
+)
 
 SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
 
@@ -27,6 +33,10 @@ class Backends:
     nats: NatsClient
     ingest: ingest_pb2_grpc.IngestStub
     retrieval: retrieval_pb2_grpc.RetrievalStub
+    goals: goals_pb2_grpc.GoalsStub
+    entity_admin: entities_pb2_grpc.EntityAdminStub
+    admin: admin_pb2_grpc.AdminStub
+    export: admin_pb2_grpc.ExportStub
     started: float = field(default_factory=time.monotonic)
 
     async def check(self) -> dict[str, tuple[bool, str | None]]:
@@ -73,4 +83,8 @@ async def open_backends(stack: AsyncExitStack, settings: GatewaySettings) -> Bac
         nats=nc,
         ingest=ingest_pb2_grpc.IngestStub(channels["ingest"]),
         retrieval=retrieval_pb2_grpc.RetrievalStub(channels["retrieval"]),
+        goals=goals_pb2_grpc.GoalsStub(channels["ingest"]),
+        entity_admin=entities_pb2_grpc.EntityAdminStub(channels["ingest"]),
+        admin=admin_pb2_grpc.AdminStub(channels["ingest"]),
+        export=admin_pb2_grpc.ExportStub(channels["retrieval"]),
     )
