@@ -1,39 +1,81 @@
-"""The FastAPI application: REST ↔ gRPC, health, metrics, problem-JSON errors."""
+"""The FastAPI application: REST ↔ gRPC, auth, CORS, limits, health, metrics, problem-JSON
+errors, and the dashboard's static files."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
 from starlette.routing import Match
 
 from exocortex.core.ids import new_id
 from exocortex.core.logging import correlation_id, get_logger
-from exocortex.gateway import metrics, problems
+from exocortex.gateway import auth, metrics, problems
 from exocortex.gateway.backends import open_backends
-from exocortex.gateway.routers import health, memories, reads, search
+from exocortex.gateway.limits import BodyLimitMiddleware
+from exocortex.gateway.openapi import build_openapi
+from exocortex.gateway.routers import (
+    chat,
+    entity_writes,
+    export,
+    goals,
+    health,
+    memories,
+    reads,
+    search,
+)
+from exocortex.gateway.routers import settings as settings_routes
 from exocortex.gateway.settings import GatewaySettings
+from exocortex.gateway.static import mount_dashboard
 
 log = get_logger(__name__)
 
 DESCRIPTION = """Persistent memory for AI agents: store notes, decisions and facts; get the right
 ones back by hybrid retrieval (dense vectors + BM25 fused with Reciprocal Rank Fusion).
 
-Errors are RFC 9457 problem documents (`application/problem+json`) whose `detail` says what to
-fix and whose `field` names the offending request field."""
+**Auth.** When the gateway has API keys (`EXO_API_KEYS`; always when it binds a non-loopback
+address), every `/api` route needs one: `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+A key may be read-only and may be limited to some namespaces. `/health` and `/metrics` are open.
+
+**Errors** are RFC 9457 problem documents (`application/problem+json`) whose `detail` says what
+to fix and whose `field` names the offending request field."""
+
+# The /api routers, in matching order. Static paths must come before a router whose
+# `/{id}` path would shadow them (reads last for /api/memories/{memory_id}).
+API_ROUTERS: tuple[APIRouter, ...] = (
+    memories.router,
+    search.router,
+    goals.router,
+    entity_writes.router,
+    settings_routes.router,
+    export.router,
+    chat.router,
+    reads.router,
+)
 
 
 def _route_template(request: Request) -> str:
     for route in request.app.router.routes:
         match, _ = route.matches(request.scope)
         if match == Match.FULL:
-            return str(getattr(route, "path", "unmatched"))
+            return str(getattr(route, "path", "unmatched")) or "/"
     return "unmatched"
 
 
-def create_app(settings: GatewaySettings) -> FastAPI:
+def _origins(raw: str) -> list[str]:
+    return [o.strip().rstrip("/") for o in raw.split(",") if o.strip()]
+
+
+def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_ROUTERS) -> FastAPI:
+    """Raises ``auth.KeyFormatError`` when the keys are malformed, or missing on a
+    non-loopback bind: the gateway refuses to start rather than serve an open API."""
+    keyring = auth.keyring_for(settings)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
@@ -46,6 +88,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         description=DESCRIPTION,
         lifespan=lifespan,
     )
+    app.state.keyring = keyring
+    app.state.settings = settings
     problems.install(app)
 
     @app.middleware("http")
@@ -54,13 +98,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     ) -> Response:
         token = correlation_id.set(request.headers.get("x-correlation-id") or new_id())
         start = time.perf_counter()
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > settings.max_body_bytes:
-            response: Response = problems.problem(
-                413, f"request body is larger than {settings.max_body_bytes} bytes"
-            )
-        else:
-            response = await call_next(request)
+        response = await call_next(request)
+        # Route templates only: ids, namespaces and query text never become label values.
         route = _route_template(request)
         metrics.HTTP_REQUESTS.labels(request.method, route, str(response.status_code)).inc()
         metrics.HTTP_DURATION.labels(request.method, route).observe(time.perf_counter() - start)
@@ -68,9 +107,34 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         correlation_id.reset(token)
         return response
 
+    # Added last = outermost: CORS wraps every answer (even a 413), and the size limit sees
+    # the raw body before anything reads it.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    origins = _origins(settings.cors_origins)
+    if origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type", "X-Correlation-Id"],
+            expose_headers=["X-Correlation-Id", "Content-Disposition"],
+            max_age=600,
+        )
+
     app.include_router(health.router)
-    app.include_router(memories.router)
-    app.include_router(search.router)
-    # Last: its /api/memories/{memory_id} would otherwise shadow static read paths.
-    app.include_router(reads.router)
+    guarded: dict[str, Any] = {
+        "dependencies": [Depends(auth.authorize)],
+        "responses": problems.PROBLEM_RESPONSES,
+    }
+    for router in routers:
+        app.include_router(router, **guarded)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = build_openapi(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    if settings.dashboard_dir is not None:
+        mount_dashboard(app, Path(settings.dashboard_dir))
     return app

@@ -1,23 +1,163 @@
-"""Search routes: hybrid search over the projections (served by the retrieval service)."""
+"""Search routes: hybrid search over the projections (served by the retrieval service), the
+context graph, and explicit usefulness feedback (recorded by the maintenance service)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
 
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
 from exocortex.gateway.routers.memories import stamp
-from exocortex.gateway.schemas import MemorySearch, SearchResponse
-from exocortex.proto.v1 import retrieval_pb2
+from exocortex.gateway.routers.when import parse_bound, zone
+from exocortex.gateway.schemas import CompactResult, ContentType, Memory, Source
+from exocortex.proto.v1 import maintenance_pb2, maintenance_pb2_grpc, retrieval_pb2
 
 router = APIRouter(prefix="/api/memories", tags=["search"])
 
+LINKED_CONTEXT = 3
 
-@router.post("/search", response_model=SearchResponse)
-async def search_memories(body: MemorySearch, backends: BackendsDep) -> dict[str, Any]:
-    """Hybrid search: dense vectors and BM25 keywords fused with Reciprocal Rank Fusion."""
+
+class SearchBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"query": "why did we pick NATS?", "limit": 5}]},
+    )
+
+    query: str = Field(min_length=1, max_length=4000)
+    limit: int = Field(default=10, ge=1, le=100)
+    offset: int = Field(default=0, ge=0, le=10_000)
+    namespace: str = Field(default="default", min_length=1, max_length=128)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    content_type: ContentType | None = None
+    source: Source | None = None
+    after: str | None = Field(
+        default=None, description="Date (whole day in `timezone`) or ISO date-time; inclusive."
+    )
+    before: str | None = Field(
+        default=None, description="Date (whole day in `timezone`) or ISO date-time; exclusive."
+    )
+    timezone: str = Field(default="UTC", description="IANA zone for bare dates.")
+    min_importance: float | None = Field(default=None, ge=0, le=1)
+    min_score: float | None = Field(default=None, ge=0)
+    include_metadata: bool = False
+    compact: bool = False
+    max_tokens: int | None = Field(default=None, ge=100, le=100_000)
+    include_linked: bool = Field(
+        default=False, description="Add up to 3 memories linked to the results (1 hop)."
+    )
+
+
+class ContextGraphBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=4000)
+    namespace: str = Field(default="default", min_length=1, max_length=128)
+    limit: int = Field(default=10, ge=1, le=100)
+    max_tokens: int | None = Field(default=None, ge=100, le=100_000)
+    compact: bool = False
+    max_linked: int = Field(default=5, ge=0, le=50)
+
+
+class FeedbackBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ids: list[str] = Field(min_length=1, max_length=20)
+
+
+class ScoreBreakdown(BaseModel):
+    fused: float
+    vector_rank: int | None
+    keyword_rank: int | None
+    graph_rank: int | None
+    recency: float
+    frequency: float
+    usefulness: float
+    valence: float
+    tag: float
+    graph: float
+    metadata_penalty: float
+    boost: float
+
+
+class SearchResult(BaseModel):
+    memory: Memory
+    score: float
+    vector_score: float
+    fts_score: float
+    score_breakdown: ScoreBreakdown
+
+
+class LinkedResult(BaseModel):
+    memory: Memory
+    score: float = Field(description="The link strength.")
+    linked_from: str
+    link_type: str
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchResult] | list[CompactResult]
+    count: int
+    mode: str
+    degraded: list[str]
+    linked: list[LinkedResult] = Field(default_factory=list)
+
+
+class ContextGraphResponse(BaseModel):
+    results: list[SearchResult | LinkedResult | CompactResult]
+    count: int
+    linked_count: int
+
+
+class FeedbackResponse(BaseModel):
+    recorded: int
+    recorded_ids: list[str]
+    missing_ids: list[str]
+
+
+def search_result(r: retrieval_pb2.SearchResult) -> dict[str, Any]:
+    b = r.breakdown
+    return {
+        "memory": convert.memory(r.memory),
+        "score": r.score,
+        "vector_score": b.vector,
+        "fts_score": b.keyword,
+        "score_breakdown": {
+            "fused": b.fused,
+            "vector_rank": b.vector_rank or None,
+            "keyword_rank": b.keyword_rank or None,
+            "graph_rank": b.graph_rank or None,
+            "recency": b.recency,
+            "frequency": b.frequency,
+            "usefulness": b.usefulness,
+            "valence": b.valence,
+            "tag": b.tag,
+            "graph": b.graph,
+            "metadata_penalty": b.metadata_penalty,
+            "boost": b.boost,
+        },
+    }
+
+
+def compact_result(r: retrieval_pb2.SearchResult) -> dict[str, Any]:
+    out = convert.compact_result(r)
+    if r.preview:
+        out["preview"] = r.preview
+    return out
+
+
+def linked_result(x: retrieval_pb2.LinkedMemory) -> dict[str, Any]:
+    return {
+        "memory": convert.memory(x.memory),
+        "score": x.strength,
+        "linked_from": x.linked_from,
+        "link_type": x.link_type,
+    }
+
+
+def search_request(body: SearchBody) -> retrieval_pb2.SearchRequest:
     request = retrieval_pb2.SearchRequest(
         query=body.query,
         namespace=body.namespace,
@@ -26,23 +166,89 @@ async def search_memories(body: MemorySearch, backends: BackendsDep) -> dict[str
         tags=body.tags,
         include_metadata=body.include_metadata,
         compact=body.compact,
+        max_tokens=body.max_tokens or 0,
+        linked_limit=LINKED_CONTEXT if body.include_linked else 0,
+        purpose="search",
     )
     for name in ("content_type", "source", "min_importance", "min_score"):
         value = getattr(body, name)
         if value is not None:
             setattr(request, name, value)
-    if body.after is not None:
-        request.after.CopyFrom(stamp(body.after))
-    if body.before is not None:
-        request.before.CopyFrom(stamp(body.before))
+    tz = zone(body.timezone)
+    after = parse_bound(body.after, tz, upper=False, field="after")
+    before = parse_bound(body.before, tz, upper=True, field="before")
+    if after is not None:
+        request.after.CopyFrom(stamp(after))
+    if before is not None:
+        request.before.CopyFrom(stamp(before))
+    return request
+
+
+@router.post("/search", response_model=SearchResponse)
+async def search_memories(body: SearchBody, backends: BackendsDep) -> dict[str, Any]:
+    """Hybrid search: dense vectors and BM25 keywords fused with weighted Reciprocal Rank Fusion,
+    then boosted (recency, usage, usefulness, valence, tags, graph); see `score_breakdown`."""
     reply: retrieval_pb2.SearchResponse = await backends.retrieval.Search(
-        request, timeout=backends.settings.rpc_timeout_seconds
+        search_request(body), timeout=backends.settings.rpc_timeout_seconds
     )
-    shape = convert.compact_result if body.compact else convert.search_result
+    shape = compact_result if body.compact else search_result
     results = [shape(r) for r in reply.results]
     return {
         "results": results,
         "count": len(results),
         "mode": reply.mode,
         "degraded": list(reply.degraded),
+        "linked": [linked_result(x) for x in reply.linked],
+    }
+
+
+@router.post("/context-graph", response_model=ContextGraphResponse)
+async def context_graph(body: ContextGraphBody, backends: BackendsDep) -> dict[str, Any]:
+    """Search seeds plus up to `max_linked` memories linked to them; with `compact` and
+    `max_tokens`, 80% of the budget goes to seeds and 20% to linked memories."""
+    reply: retrieval_pb2.ContextGraphResponse = await backends.retrieval.ContextGraph(
+        retrieval_pb2.ContextGraphRequest(
+            query=body.query,
+            namespace=body.namespace,
+            limit=body.limit,
+            max_tokens=body.max_tokens or 0,
+            compact=body.compact,
+            max_linked=body.max_linked,
+        ),
+        timeout=backends.settings.rpc_timeout_seconds,
+    )
+    if body.compact:
+        seeds = [compact_result(r) for r in reply.results]
+    else:
+        seeds = [{"memory": convert.memory(r.memory), "score": r.score} for r in reply.results]
+    linked = [linked_result(x) for x in reply.linked]
+    if body.compact and body.max_tokens:
+        budget, used, kept = body.max_tokens // 5, 0, []
+        for item in linked:
+            cost = (len(item["memory"]["content"][:200]) + 3) // 4 + 15
+            if used + cost > budget:
+                break
+            kept.append(item)
+            used += cost
+        linked = kept
+    return {
+        "results": seeds + linked,
+        "count": len(seeds) + len(linked),
+        "linked_count": len(linked),
+    }
+
+
+@router.post("/feedback", response_model=FeedbackResponse)
+async def feedback(body: FeedbackBody, backends: BackendsDep) -> dict[str, Any]:
+    """Explicit usefulness: each memory's `useful_count` goes up by one. Unknown ids are listed
+    in `missing_ids`, never counted."""
+    stub = maintenance_pb2_grpc.MaintenanceStub(backends.channels["maintenance"])
+    reply: maintenance_pb2.RecordFeedbackResponse = await stub.RecordFeedback(
+        maintenance_pb2.RecordFeedbackRequest(ids=body.ids),
+        timeout=backends.settings.rpc_timeout_seconds,
+    )
+    return {
+        "recorded": len(reply.recorded_ids),
+        "recorded_ids": list(reply.recorded_ids),
+        "missing_ids": list(reply.missing_ids),
     }

@@ -1,7 +1,8 @@
-"""The maintenance service's frame: Postgres, NATS, the Maintenance gRPC API, health, metrics.
+"""The maintenance service: Postgres, NATS, the Maintenance gRPC API, health, metrics, and the
+search recorder (access counts, impressions, misses, co-retrievals from `search.performed`).
 
-Scheduled jobs (importance, archival, consolidation, ...) and the search-side recorder arrive
-with the maintenance work; ListJobs reports exactly the jobs that exist.
+Scheduled jobs (importance, archival, consolidation, ...) arrive with the maintenance work;
+ListJobs reports exactly the jobs that exist.
 """
 
 from __future__ import annotations
@@ -9,9 +10,12 @@ from __future__ import annotations
 import asyncio
 from contextlib import AsyncExitStack
 
+from exocortex.core.bus import subjects
+from exocortex.core.bus.client import DurableConsumer
 from exocortex.core.logging import get_logger
 from exocortex.core.worker import open_worker
 from exocortex.maintenance import metrics
+from exocortex.maintenance.recorder import SearchRecorder
 from exocortex.maintenance.servicer import MaintenanceServicer
 from exocortex.maintenance.settings import MaintenanceSettings
 from exocortex.proto.v1 import maintenance_pb2_grpc
@@ -21,18 +25,31 @@ log = get_logger(__name__)
 
 async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
-        await open_worker(
+        servicer = MaintenanceServicer()
+        worker = await open_worker(
             stack,
             "maintenance",
             settings,
             [
                 (
                     maintenance_pb2_grpc.add_MaintenanceServicer_to_server,
-                    MaintenanceServicer(),
+                    servicer,
                     "exocortex.v1.Maintenance",
                 )
             ],
         )
+        servicer.attach(worker.pool)
+        recorder = DurableConsumer(
+            worker.nats.jetstream(),
+            durable=subjects.MAINTENANCE_SEARCH_RECORDER,
+            filter_subject=subjects.SEARCH_PERFORMED,
+            handler=SearchRecorder(worker.pool).handle,
+            batch_size=256,
+            fetch_timeout=0.5,
+        )
         # Exported from the start so dashboards and alerts see the series before the first run.
         log.info("maintenance ready", job_metrics=metrics.JOB_RUNS._name)
+        task = asyncio.create_task(recorder.run(stop), name="search-recorder")
         await stop.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

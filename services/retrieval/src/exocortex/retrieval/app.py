@@ -19,10 +19,13 @@ from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.proto.v1 import admin_pb2_grpc, retrieval_pb2_grpc
 from exocortex.retrieval import metrics
+from exocortex.retrieval.entities import EntityService
 from exocortex.retrieval.export import ExportService
 from exocortex.retrieval.export_servicer import ExportServicer
 from exocortex.retrieval.projector import Projector
+from exocortex.retrieval.published import SearchPublisher
 from exocortex.retrieval.reads import ReadService
+from exocortex.retrieval.reports import ReportService
 from exocortex.retrieval.search import SearchService
 from exocortex.retrieval.servicer import RetrievalServicer
 from exocortex.retrieval.settings import RetrievalSettings
@@ -120,11 +123,21 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             settings_cache,
             overfetch_factor=settings.overfetch_factor,
             min_candidates=settings.min_candidates,
+            listener=SearchPublisher(nc.jetstream()),
         )
         server = GrpcServer("retrieval", settings.listen)
         server.register(
             retrieval_pb2_grpc.add_RetrievalServicer_to_server,
-            RetrievalServicer(search, ReadService(pool), versions, vector_index, keyword_index),
+            RetrievalServicer(
+                search,
+                ReadService(pool),
+                versions,
+                vector_index,
+                keyword_index,
+                entities=EntityService(pool),
+                reports=ReportService(pool),
+                settings=settings_cache,
+            ),
         )
         server.register(
             admin_pb2_grpc.add_ExportServicer_to_server, ExportServicer(ExportService(pool))

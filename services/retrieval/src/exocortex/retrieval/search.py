@@ -1,12 +1,18 @@
-"""Hybrid search: dense and BM25 candidates over the whole namespace, fused with RRF."""
+"""Hybrid search: dense and BM25 candidates over the whole namespace, fused with weighted RRF,
+then boosted by recency, usage, valence, tags and the graph (each visible in the breakdown).
+
+The hot path is: embed the query (cached) ∥ keyword search → vector search → fuse → one
+hydration query and one graph query → score → page. Side effects (access counts, misses,
+co-retrievals, impressions) are published as an event after answering, never awaited here.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -14,14 +20,16 @@ from psycopg_pool import AsyncConnectionPool
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.domain.tags import alias_map, expand_aliases
+from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.proto.v1 import retrieval_pb2
-from exocortex.retrieval import metrics
+from exocortex.retrieval import graph, metrics, packing, scoring
 from exocortex.retrieval.fusion import Fused, collapse_to_roots, rrf
+from exocortex.retrieval.lru import LruCache, TtlCache
 
 log = get_logger(__name__)
 
@@ -30,13 +38,12 @@ T = TypeVar("T")
 
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 4_000
-
-
-def _float(settings: dict[str, str], key: str, default: float) -> float:
-    try:
-        return float(settings.get(key, default))
-    except ValueError:
-        return default
+MAX_LINKED = 10
+MIN_TOKENS, MAX_TOKENS = 100, 100_000
+# max_tokens packs from this many ranked results (the seed's 50).
+PACK_POOL = 50
+# Seeds for graph proximity: the best fused candidates before boosts.
+GRAPH_SEEDS = 20
 
 
 @dataclass
@@ -45,6 +52,13 @@ class ScoredMemory:
     score: float
     fused: Fused
     breakdown: dict[str, float] = field(default_factory=dict)
+    preview: str = ""
+
+
+@dataclass
+class LinkedRow:
+    row: Row
+    link: graph.Link
 
 
 @dataclass
@@ -52,6 +66,11 @@ class SearchOutcome:
     results: list[ScoredMemory]
     degraded: list[str]
     mode: str = "rrf"
+    linked: list[LinkedRow] = field(default_factory=list)
+    total: int = 0
+
+
+SearchListener = Callable[[retrieval_pb2.SearchRequest, SearchOutcome], None]
 
 
 async def _timed(stage: str, awaitable: Awaitable[T]) -> T:
@@ -60,6 +79,29 @@ async def _timed(stage: str, awaitable: Awaitable[T]) -> T:
         return await awaitable
     finally:
         metrics.SEARCH_DURATION.labels(stage).observe(time.perf_counter() - start)
+
+
+def validate(req: retrieval_pb2.SearchRequest) -> tuple[str, int]:
+    query = req.query.strip()
+    if not query:
+        raise InvalidArgument("query must not be empty", field="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters", field="query")
+    limit = req.limit or 10
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+    if req.offset < 0:
+        raise InvalidArgument("offset must not be negative", field="offset")
+    if req.max_tokens and not MIN_TOKENS <= req.max_tokens <= MAX_TOKENS:
+        raise InvalidArgument(
+            f"max_tokens must be between {MIN_TOKENS} and {MAX_TOKENS}", field="max_tokens"
+        )
+    if not 0 <= req.linked_limit <= MAX_LINKED:
+        raise InvalidArgument(f"linked_limit must be 0..{MAX_LINKED}", field="linked_limit")
+    both = req.HasField("after") and req.HasField("before")
+    if both and req.after.ToDatetime() >= req.before.ToDatetime():
+        raise InvalidArgument("after must be earlier than before", field="after")
+    return query, limit
 
 
 class SearchService:
@@ -73,6 +115,8 @@ class SearchService:
         *,
         overfetch_factor: int,
         min_candidates: int,
+        query_cache_size: int = 2048,
+        listener: SearchListener | None = None,
     ) -> None:
         self._pool = pool
         self._embedder = embedder
@@ -81,9 +125,15 @@ class SearchService:
         self._settings = settings_cache
         self._overfetch = overfetch_factor
         self._min_candidates = min_candidates
+        # Agents repeat queries a lot; a cached query vector saves the embedding round trip.
+        self._query_vectors: LruCache[str, Vector] = LruCache(query_cache_size)
+        # The namespace's highest access count normalises frequency; it moves slowly.
+        self._max_access: TtlCache[str, int] = TtlCache(ttl_seconds=60.0)
+        self.listener = listener
 
-    def _filter(self, req: retrieval_pb2.SearchRequest, settings: dict[str, str]) -> IndexFilter:
-        metadata_mode = settings.get("search.metadata_mode", "penalize")
+    def _filter(
+        self, req: retrieval_pb2.SearchRequest, settings: dict[str, str], exclude_metadata: bool
+    ) -> IndexFilter:
         return IndexFilter(
             namespace=req.namespace or "default",
             tags_any=tuple(expand_aliases(req.tags, alias_map(settings))) if req.tags else (),
@@ -92,26 +142,19 @@ class SearchService:
             created_after=req.after.ToDatetime(tzinfo=UTC) if req.HasField("after") else None,
             created_before=req.before.ToDatetime(tzinfo=UTC) if req.HasField("before") else None,
             min_importance=req.min_importance if req.HasField("min_importance") else None,
-            exclude_metadata=metadata_mode == "exclude" and not req.include_metadata,
+            exclude_metadata=exclude_metadata,
         )
 
     async def search(self, req: retrieval_pb2.SearchRequest) -> SearchOutcome:
         started = time.perf_counter()
-        query = req.query.strip()
-        if not query:
-            raise InvalidArgument("query must not be empty", field="query")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidArgument(
-                f"query is longer than {MAX_QUERY_CHARS} characters", field="query"
-            )
-        limit = req.limit or 10
-        if not 1 <= limit <= MAX_LIMIT:
-            raise InvalidArgument(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
-        if req.offset < 0:
-            raise InvalidArgument("offset must not be negative", field="offset")
+        query, limit = validate(req)
         settings = await self._settings.get()
-        flt = self._filter(req, settings)
-        wanted = req.offset + limit
+        cfg = scoring.ScoringSettings.from_settings(settings)
+        namespace = req.namespace or "default"
+        meta_wanted = scoring.wants_metadata(req.include_metadata, req.tags, query, cfg)
+        flt = self._filter(req, settings, cfg.metadata_mode == "exclude" and not meta_wanted)
+        page_size = max(limit, PACK_POOL) if req.max_tokens else limit
+        wanted = req.offset + page_size
         candidates = max(self._min_candidates, wanted * self._overfetch)
 
         degraded: list[str] = []
@@ -132,58 +175,148 @@ class SearchService:
             log.warning("keyword index unavailable; answering from vectors", error=str(exc))
             degraded.append("keyword")
 
-        fuse_start = time.perf_counter()
-        k = _float(settings, "scoring.rrf_k", 60.0)
-        weights = {
-            "vector": _float(settings, "scoring.vector_weight", 0.45),
-            "keyword": _float(settings, "scoring.fts_weight", 0.25),
+        lists = {
+            "vector": collapse_to_roots([(h.memory_id, h.score, h.parent_id) for h in vector_hits]),
+            "keyword": collapse_to_roots(
+                [(h.memory_id, h.score, h.parent_id) for h in keyword_hits]
+            ),
         }
-        fused = rrf(
-            {
-                "vector": collapse_to_roots(
-                    [(h.memory_id, h.score, h.parent_id) for h in vector_hits]
-                ),
-                "keyword": collapse_to_roots(
-                    [(h.memory_id, h.score, h.parent_id) for h in keyword_hits]
-                ),
-            },
-            weights,
-            k,
-        )
-        metrics.SEARCH_DURATION.labels("fuse").observe(time.perf_counter() - fuse_start)
-
-        # Hydrate a margin beyond the page: rows may have become inactive since indexing.
-        head = fused[: wanted + limit]
+        weights = {
+            "vector": cfg.vector_weight,
+            "keyword": cfg.fts_weight,
+            "graph": cfg.graph_weight,
+        }
+        first = rrf(lists, weights, cfg.rrf_k)
+        ids = [f.memory_id for f in first]
         async with self._pool.connection() as conn:
-            rows = await _timed("hydrate", memories.get_many(conn, [f.memory_id for f in head]))
-        penalty = _float(settings, "search.metadata_penalty", 0.35)
-        penalize = settings.get("search.metadata_mode", "penalize") == "penalize"
-        min_score = req.min_score if req.HasField("min_score") else 0.0
-        scored: list[ScoredMemory] = []
-        for entry in head:
-            row = rows.get(entry.memory_id)
-            if row is None or not row["is_active"]:
-                continue
-            score = entry.score
-            metadata_factor = (
-                penalty if (penalize and row["is_metadata"] and not req.include_metadata) else 1.0
+            rows = await _timed("hydrate", memories.get_many(conn, ids))
+            now = datetime.now(UTC)
+            live = [i for i in ids if i in rows and _is_live(rows[i], now)]
+            proximity: dict[str, float] = {}
+            if cfg.graph_weight > 0 and live:
+                proximity = await _timed(
+                    "graph",
+                    graph.proximity(conn, namespace, live, live[:GRAPH_SEEDS], query),
+                )
+            max_access = self._max_access.get(namespace)
+            if max_access is None:
+                max_access = await graph.max_access(conn, namespace)
+                self._max_access.put(namespace, max_access)
+
+        if proximity:
+            lists["graph"] = sorted(
+                ((i, s) for i, s in proximity.items() if s > 0), key=lambda p: (-p[1], p[0])
             )
-            score *= metadata_factor
-            if score < min_score:
+        fused = {f.memory_id: f for f in rrf(lists, weights, cfg.rrf_k)}
+        scored = self._score(
+            req, query, cfg, [fused[i] for i in live], rows, now, max_access, meta_wanted
+        )
+        scored.sort(key=lambda s: (-s.score, s.row["id"]))
+        page = scored[req.offset : req.offset + page_size]
+        if req.max_tokens:
+            page = packing.pack(page, self._cost(req.compact), req.max_tokens)
+        if req.compact:
+            for item in page:
+                item.preview = packing.preview(item.row["content"], query)
+
+        outcome = SearchOutcome(
+            results=page,
+            degraded=degraded,
+            mode="rrf" if cfg.use_rrf else "legacy",
+            total=len(scored),
+        )
+        if req.linked_limit:
+            outcome.linked = await self.linked([s.row["id"] for s in page], req.linked_limit)
+        metrics.SEARCH_DURATION.labels("total").observe(time.perf_counter() - started)
+        if self.listener is not None:
+            self.listener(req, outcome)
+        return outcome
+
+    @staticmethod
+    def _cost(compact: bool) -> Callable[[ScoredMemory], int]:
+        if compact:
+            return lambda s: (
+                packing.COMPACT_OVERHEAD_TOKENS
+                + packing.estimate_tokens(s.row["content"][: packing.PREVIEW_CHARS])
+            )
+        return lambda s: packing.RESULT_OVERHEAD_TOKENS + packing.estimate_tokens(s.row["content"])
+
+    def _score(
+        self,
+        req: retrieval_pb2.SearchRequest,
+        query: str,
+        cfg: scoring.ScoringSettings,
+        fused: list[Fused],
+        rows: dict[str, Row],
+        now: datetime,
+        max_access: int,
+        meta_wanted: bool,
+    ) -> list[ScoredMemory]:
+        terms = scoring.query_terms(query)
+        best_fused = max((f.score for f in fused), default=0.0)
+        best_keyword = max((f.raw_scores.get("keyword", 0.0) for f in fused), default=0.0)
+        if req.HasField("min_score"):
+            threshold = req.min_score
+        else:
+            threshold = 0.0 if cfg.use_rrf else cfg.legacy_min_score
+        out: list[ScoredMemory] = []
+        for entry in fused:
+            row = rows[entry.memory_id]
+            sig = scoring.signals(row, now=now, terms=terms, max_access=max_access, cfg=cfg)
+            graph_score = entry.raw_scores.get("graph", 0.0)
+            if cfg.use_rrf:
+                boost = scoring.boost_multiplier(sig, cfg)
+                score = entry.score * boost + (cfg.tag_boost * best_fused if sig.tag else 0.0)
+            else:
+                boost = 1.0
+                keyword_norm = (
+                    entry.raw_scores.get("keyword", 0.0) / best_keyword if best_keyword > 0 else 0.0
+                )
+                score = scoring.legacy_score(
+                    entry.raw_scores.get("vector", 0.0), keyword_norm, graph_score, sig, cfg
+                )
+            penalize = (
+                cfg.metadata_mode == "penalize" and bool(row["is_metadata"]) and not meta_wanted
+            )
+            factor = cfg.metadata_penalty if penalize else 1.0
+            score *= factor
+            if score < threshold:
                 continue
-            scored.append(
+            out.append(
                 ScoredMemory(
                     row=row,
                     score=score,
                     fused=entry,
-                    breakdown={"metadata_penalty": metadata_factor},
+                    breakdown={
+                        "recency": sig.recency,
+                        "frequency": sig.frequency,
+                        "usefulness": sig.usefulness,
+                        "valence": sig.valence,
+                        "tag": sig.tag,
+                        "graph": graph_score,
+                        "metadata_penalty": factor,
+                        "boost": boost,
+                    },
                 )
             )
-        scored.sort(key=lambda s: (-s.score, s.row["id"]))
-        page = scored[req.offset : req.offset + limit]
-        metrics.SEARCH_DURATION.labels("total").observe(time.perf_counter() - started)
-        return SearchOutcome(results=page, degraded=degraded)
+        return out
+
+    async def linked(self, result_ids: list[str], limit: int) -> list[LinkedRow]:
+        if not result_ids or limit <= 0:
+            return []
+        async with self._pool.connection() as conn:
+            links = await graph.linked(conn, result_ids, limit)
+            rows = await memories.get_many(conn, [link.memory_id for link in links])
+        return [LinkedRow(rows[x.memory_id], x) for x in links if x.memory_id in rows]
 
     async def _vector_hits(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
-        vectors = await _timed("embed", self._embedder.embed([query], query=True))
-        return await _timed("vector", self._vector.search(vectors[0], limit, flt))
+        vector = self._query_vectors.get(query)
+        if vector is None:
+            vector = (await _timed("embed", self._embedder.embed([query], query=True)))[0]
+            self._query_vectors.put(query, vector)
+        return await _timed("vector", self._vector.search(vector, limit, flt))
+
+
+def _is_live(row: Row, now: datetime) -> bool:
+    expires = row.get("expires_at")
+    return bool(row["is_active"]) and (expires is None or expires > now)

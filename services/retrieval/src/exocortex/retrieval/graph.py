@@ -1,0 +1,127 @@
+"""Graph signals for search, read from Postgres: memory links and shared entities.
+
+Graph proximity of a candidate (0..1, the maximum of):
+* 1.0 when it mentions an entity named exactly like a word or 2-/3-word phrase of the query;
+* 0.3 + 0.5 · strength when it is linked (either direction) to one of the top seeds;
+* 0.5 when it shares an entity with one of the top seeds.
+Only candidates the indexes found are scored: the graph reorders, it does not invent matches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import AsyncConnection
+
+Row = dict[str, Any]
+
+_TOKEN = re.compile(r"[\w.+#-]+", re.UNICODE)
+
+_PROXIMITY_SQL = """
+SELECT memory_id, max(score) AS score FROM (
+    SELECT l.source_id AS memory_id, 0.3 + 0.5 * l.strength AS score
+      FROM memory_links l
+     WHERE l.source_id = ANY(%(c)s) AND l.target_id = ANY(%(s)s) AND l.source_id <> l.target_id
+    UNION ALL
+    SELECT l.target_id, 0.3 + 0.5 * l.strength
+      FROM memory_links l
+     WHERE l.target_id = ANY(%(c)s) AND l.source_id = ANY(%(s)s) AND l.source_id <> l.target_id
+    UNION ALL
+    SELECT me.memory_id, 0.5
+      FROM memory_entities me
+      JOIN memory_entities se ON se.entity_id = me.entity_id
+     WHERE me.memory_id = ANY(%(c)s) AND se.memory_id = ANY(%(s)s)
+       AND se.memory_id <> me.memory_id
+    UNION ALL
+    SELECT me.memory_id, 1.0
+      FROM memory_entities me
+      JOIN entities e ON e.id = me.entity_id
+     WHERE me.memory_id = ANY(%(c)s) AND e.namespace = %(ns)s AND lower(e.name) = ANY(%(names)s)
+) g
+GROUP BY memory_id
+"""
+
+# The strongest link per neighbour, both directions, excluding the results themselves.
+_LINKED_SQL = """
+SELECT x.other, x.from_id, x.link_type, x.strength FROM (
+    SELECT DISTINCT ON (other) other, from_id, link_type, strength FROM (
+        SELECT l.target_id AS other, l.source_id AS from_id, l.link_type, l.strength
+          FROM memory_links l WHERE l.source_id = ANY(%(r)s)
+        UNION ALL
+        SELECT l.source_id, l.target_id, l.link_type, l.strength
+          FROM memory_links l WHERE l.target_id = ANY(%(r)s)
+    ) y
+    WHERE other <> ALL(%(r)s)
+    ORDER BY other, strength DESC
+) x
+JOIN memories m ON m.id = x.other
+WHERE m.is_active AND (m.expires_at IS NULL OR m.expires_at > now())
+ORDER BY x.strength DESC, x.other
+LIMIT %(n)s
+"""
+
+
+@dataclass(frozen=True)
+class Link:
+    memory_id: str
+    linked_from: str
+    link_type: str
+    strength: float
+
+
+def entity_names(query: str) -> list[str]:
+    """Words, 2-grams and 3-grams of the query (lower case): candidate entity names."""
+    words = _TOKEN.findall(query.lower())
+    names = {w for w in words if len(w) > 2}
+    for n in (2, 3):
+        names.update(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
+    return sorted(names)
+
+
+async def proximity(
+    conn: AsyncConnection[Row],
+    namespace: str,
+    candidates: Sequence[str],
+    seeds: Sequence[str],
+    query: str,
+) -> dict[str, float]:
+    if not candidates:
+        return {}
+    cur = await conn.execute(
+        _PROXIMITY_SQL,
+        {
+            "c": list(candidates),
+            "s": list(seeds),
+            "ns": namespace,
+            "names": entity_names(query),
+        },
+    )
+    return {row["memory_id"]: float(row["score"]) for row in await cur.fetchall()}
+
+
+async def linked(conn: AsyncConnection[Row], result_ids: Sequence[str], limit: int) -> list[Link]:
+    if not result_ids or limit <= 0:
+        return []
+    cur = await conn.execute(_LINKED_SQL, {"r": list(result_ids), "n": limit})
+    return [
+        Link(
+            memory_id=row["other"],
+            linked_from=row["from_id"],
+            link_type=row["link_type"],
+            strength=float(row["strength"]),
+        )
+        for row in await cur.fetchall()
+    ]
+
+
+async def max_access(conn: AsyncConnection[Row], namespace: str) -> int:
+    cur = await conn.execute(
+        "SELECT coalesce(max(access_count), 0) AS n FROM memories "
+        "WHERE namespace = %s AND is_active",
+        (namespace,),
+    )
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0

@@ -1,0 +1,163 @@
+"""The boosts applied on top of fusion, pure so each signal is easy to test and explain.
+
+Every signal is a number in 0..1 that also appears in the per-result breakdown:
+
+* recency = exp(-decay · (1 - 0.5 · importance) · age_days): important memories fade slower;
+* frequency = ln(1 + accesses) / ln(1 + most accesses in the namespace);
+* usefulness = min(1, ln(1 + useful_count) / ln 6): saturates after five useful fetches;
+* valence = |valence|: strongly felt memories (good or bad) matter more;
+* tag = 1 when a query word (> 2 characters) occurs in one of the memory's tags.
+
+RRF mode multiplies the fused score by 1 + Σ weight · signal and adds tag_boost × the best fused
+score for a tag match; legacy mode is the seed's weighted average of raw scores and signals.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+_WORD = re.compile(r"[\w.+#-]+", re.UNICODE)
+
+
+def _float(settings: Mapping[str, str], key: str, default: float) -> float:
+    try:
+        value = float(settings.get(key, default))
+    except ValueError:
+        return default
+    return value if math.isfinite(value) else default
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    use_rrf: bool = True
+    rrf_k: float = 60.0
+    vector_weight: float = 0.45
+    fts_weight: float = 0.25
+    graph_weight: float = 0.10
+    recency_weight: float = 0.20
+    recency_decay: float = 0.05
+    frequency_weight: float = 0.10
+    usefulness_weight: float = 0.05
+    valence_weight: float = 0.05
+    tag_boost: float = 0.10
+    legacy_min_score: float = 0.15
+    metadata_mode: str = "penalize"
+    metadata_penalty: float = 0.35
+    metadata_tags: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, s: Mapping[str, str]) -> ScoringSettings:
+        tags = tuple(t.strip() for t in s.get("search.metadata_tags", "").split(",") if t.strip())
+        return cls(
+            use_rrf=s.get("scoring.use_rrf", "true").strip().lower() != "false",
+            rrf_k=max(1.0, _float(s, "scoring.rrf_k", 60.0)),
+            vector_weight=_float(s, "scoring.vector_weight", 0.45),
+            fts_weight=_float(s, "scoring.fts_weight", 0.25),
+            graph_weight=_float(s, "scoring.graph_weight", 0.10),
+            recency_weight=_float(s, "scoring.recency_weight", 0.20),
+            recency_decay=_float(s, "scoring.recency_decay", 0.05),
+            frequency_weight=_float(s, "scoring.frequency_weight", 0.10),
+            usefulness_weight=_float(s, "scoring.usefulness_weight", 0.05),
+            valence_weight=_float(s, "scoring.valence_weight", 0.05),
+            tag_boost=_float(s, "scoring.tag_boost", 0.10),
+            legacy_min_score=_float(s, "scoring.min_score", 0.15),
+            metadata_mode=s.get("search.metadata_mode", "penalize"),
+            metadata_penalty=_float(s, "search.metadata_penalty", 0.35),
+            metadata_tags=tags,
+        )
+
+
+@dataclass
+class Signals:
+    recency: float = 0.0
+    frequency: float = 0.0
+    usefulness: float = 0.0
+    valence: float = 0.0
+    tag: float = 0.0
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-cased words longer than two characters, in order, without repeats."""
+    return list(dict.fromkeys(w for w in _WORD.findall(query.lower()) if len(w) > 2))
+
+
+def recency(created_at: datetime, now: datetime, importance: float, decay: float) -> float:
+    age_days = max(0.0, (now - created_at).total_seconds() / 86_400.0)
+    return math.exp(-decay * (1.0 - 0.5 * importance) * age_days)
+
+
+def frequency(access_count: int, max_access: int) -> float:
+    if access_count <= 0 or max_access <= 0:
+        return 0.0
+    return min(1.0, math.log1p(access_count) / math.log1p(max_access))
+
+
+def usefulness(useful_count: int) -> float:
+    return min(1.0, math.log1p(max(0, useful_count)) / math.log(6.0))
+
+
+def tag_match(terms: Iterable[str], tags: Iterable[str]) -> bool:
+    tag_list = [t.lower() for t in tags]
+    return any(term in tag for term in terms for tag in tag_list)
+
+
+def signals(
+    row: Mapping[str, object],
+    *,
+    now: datetime,
+    terms: list[str],
+    max_access: int,
+    cfg: ScoringSettings,
+) -> Signals:
+    created = row["created_at"]
+    assert isinstance(created, datetime)
+    return Signals(
+        recency=recency(created, now, float(str(row["importance"])), cfg.recency_decay),
+        frequency=frequency(int(str(row.get("access_count") or 0)), max_access),
+        usefulness=usefulness(int(str(row.get("useful_count") or 0))),
+        valence=abs(float(str(row.get("valence") or 0.0))),
+        tag=1.0 if tag_match(terms, row.get("tags") or ()) else 0.0,  # type: ignore[arg-type]
+    )
+
+
+def boost_multiplier(sig: Signals, cfg: ScoringSettings) -> float:
+    return (
+        1.0
+        + cfg.recency_weight * sig.recency
+        + cfg.frequency_weight * sig.frequency
+        + cfg.usefulness_weight * sig.usefulness
+        + cfg.valence_weight * sig.valence
+    )
+
+
+def legacy_score(
+    vector: float, keyword_norm: float, graph: float, sig: Signals, cfg: ScoringSettings
+) -> float:
+    """The seed's weighted average (graph kept at its weight here too, since it is computed)."""
+    return (
+        cfg.vector_weight * max(0.0, vector)
+        + cfg.fts_weight * keyword_norm
+        + cfg.graph_weight * graph
+        + cfg.recency_weight * sig.recency
+        + cfg.frequency_weight * sig.frequency
+        + cfg.usefulness_weight * sig.usefulness
+        + cfg.valence_weight * sig.valence
+        + (cfg.tag_boost if sig.tag else 0.0)
+    )
+
+
+def wants_metadata(
+    include_metadata: bool, tags: Iterable[str], query: str, cfg: ScoringSettings
+) -> bool:
+    """Asking for metadata: explicitly, by filtering on a metadata tag, or by naming one."""
+    if include_metadata:
+        return True
+    meta = set(cfg.metadata_tags)
+    if meta.intersection(tags):
+        return True
+    lowered = query.lower()
+    return any(t in lowered or t.replace("-", " ") in lowered for t in meta)
