@@ -9,6 +9,7 @@ import grpc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from exocortex.core.errors import ExoError
@@ -24,6 +25,7 @@ STATUS_BY_CODE = {
     "too_large": 413,
     "permission_denied": 403,
     "unavailable": 503,
+    "bad_gateway": 502,
     "internal": 500,
 }
 TITLES = {
@@ -37,7 +39,53 @@ TITLES = {
     415: "Unsupported Media Type",
     422: "Unprocessable Content",
     500: "Internal Server Error",
+    502: "Bad Gateway",
     503: "Service Unavailable",
+}
+
+
+class FieldError(BaseModel):
+    field: str
+    message: str
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document (`application/problem+json`)."""
+
+    type: str = "about:blank"
+    title: str = Field(examples=["Bad Request"])
+    status: int = Field(examples=[400])
+    detail: str = Field(
+        description="What went wrong and what to fix.", examples=["content: Field required"]
+    )
+    error: str = Field(description="The same text as `detail` (seed clients read `error`).")
+    field: str | None = Field(
+        default=None, description="The request field at fault, dotted.", examples=["content"]
+    )
+    errors: list[FieldError] | None = Field(
+        default=None, description="Every invalid field, for validation errors."
+    )
+
+
+def _doc(description: str) -> dict[str, Any]:
+    return {
+        "model": Problem,
+        "description": description,
+        "content": {
+            "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+        },
+    }
+
+
+# Declared on every /api route, so the OpenAPI document lists the error answers clients get.
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _doc("Invalid JSON, or a field is invalid (`field` names it)"),
+    401: _doc("No API key, or an unknown one"),
+    403: _doc("The API key may not do this (read-only, or another namespace)"),
+    404: _doc("Unknown id"),
+    409: _doc("Conflicts with existing data"),
+    413: _doc("Request body or a field is too large"),
+    503: _doc("A backing service is unavailable; retry shortly"),
 }
 
 
@@ -89,7 +137,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return problem(exc.status_code, str(exc.detail))
+        detail, field = exc.detail, ""
+        if isinstance(detail, dict):
+            detail, field = detail.get("detail", ""), detail.get("field", "")
+        response = problem(exc.status_code, str(detail), field=str(field))
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        return response
 
     @app.exception_handler(Exception)
     async def _unhandled(_request: Request, exc: Exception) -> JSONResponse:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import AliasChoices, Field
 
 from exocortex.core.config import CommonSettings
@@ -13,4 +15,21 @@ class GatewaySettings(CommonSettings):
     max_body_bytes: int = Field(
         default=5 * 1024 * 1024, validation_alias=AliasChoices("EXO_MAX_BODY_BYTES")
     )
+    # Most memories one bulk import request may carry.
+    max_import_batch: int = Field(
+        default=1_000, validation_alias=AliasChoices("EXO_MAX_IMPORT_BATCH")
+    )
     rpc_timeout_seconds: float = 30.0
+    # API keys: "key[:ro|rw[:ns1|ns2|*]]", comma-separated (see docs/api.md). Required when
+    # the gateway binds a non-loopback address.
+    api_keys: str = Field(default="", validation_alias=AliasChoices("EXO_API_KEYS"))
+    # Exact origins allowed to call the API from a browser, comma-separated; empty = CORS off.
+    cors_origins: str = Field(default="", validation_alias=AliasChoices("EXO_CORS_ORIGINS"))
+    # A built dashboard to serve at "/" (index.html fallback for client-side routes).
+    dashboard_dir: Path | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_GATEWAY_DASHBOARD_DIR")
+    )
+    # How long a chat waits for the LLM provider.
+    chat_timeout_seconds: float = Field(
+        default=60.0, validation_alias=AliasChoices("EXO_CHAT_TIMEOUT_SECONDS")
+    )

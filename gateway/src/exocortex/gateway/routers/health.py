@@ -35,6 +35,11 @@ async def health(backends: BackendsDep) -> JSONResponse:
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if healthy else 503)
 
 
-@router.get("/metrics", include_in_schema=False)
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"description": "Prometheus text exposition", "content": {"text/plain": {}}}},
+)
 async def metrics() -> Response:
+    """Prometheus metrics of the gateway (unauthenticated, like /health)."""
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
