@@ -7,6 +7,7 @@ from contextlib import AsyncExitStack
 
 from exocortex.core.bus.client import connect, ensure_stream
 from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.clients.retrieval import RetrievalClient
 from exocortex.core.db.pool import open_pool
 from exocortex.core.logging import get_logger
 from exocortex.core.process import serve_metrics
@@ -29,6 +30,8 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         stack.push_async_callback(pool.close)
         channel = open_channel(settings.embedding_addr)
         stack.push_async_callback(channel.close)
+        retrieval_channel = open_channel(settings.retrieval_addr)
+        stack.push_async_callback(retrieval_channel.close)
         nc = await connect(settings.nats_url, name="ingest")
         stack.push_async_callback(nc.drain)
         js = nc.jetstream()
@@ -40,6 +43,7 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         service = IngestService(
             pool,
             EmbeddingClient(channel),
+            RetrievalClient(retrieval_channel, timeout=settings.nearest_timeout_seconds),
             SettingsCache(pool),
             max_content_chars=settings.max_content_chars,
         )

@@ -11,3 +11,10 @@ STORE_DURATION = Histogram(
 STORES = Counter("exo_ingest_stores_total", "Stores by dedup outcome", ["dedup_action"])
 OUTBOX_BACKLOG = Gauge("exo_outbox_backlog", "Outbox events not yet published to NATS")
 OUTBOX_PUBLISHED = Counter("exo_outbox_published_total", "Outbox events published to NATS")
+DEDUP_LOOKUP_FAILURES = Counter(
+    "exo_ingest_dedup_lookup_failures_total",
+    "Semantic dedup lookups skipped because the vector index could not answer",
+)
+IMPORT_ITEMS = Counter(
+    "exo_ingest_import_items_total", "Bulk-imported items by outcome", ["outcome"]
+)

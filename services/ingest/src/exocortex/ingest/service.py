@@ -1,37 +1,33 @@
-"""StoreMemory: strip, normalise, dedup, embed, and commit the row with its event."""
+"""StoreMemory: strip, normalise, dedup (hash, then semantic over the whole namespace), chunk,
+embed, and commit the rows with their event in one transaction."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
-from google.protobuf.timestamp_pb2 import Timestamp
 from psycopg_pool import AsyncConnectionPool
 
-from exocortex.core.bus import subjects
 from exocortex.core.clients.embedding import EmbeddingClient
-from exocortex.core.db import outbox
-from exocortex.core.domain.tags import alias_map, normalize_tags
-from exocortex.core.domain.text import content_hash, strip_private
-from exocortex.core.domain.vectors import to_bytes
-from exocortex.core.errors import InvalidArgument
-from exocortex.core.ids import new_id
+from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
+from exocortex.core.domain.vectors import Vector
+from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
-from exocortex.core.repositories import memories
+from exocortex.core.repositories import bulk, memories
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.ingest import metrics, validation
-from exocortex.proto.v1 import events_pb2, ingest_pb2
+from exocortex.ingest import events, metrics
+from exocortex.ingest.config import WriteConfig
+from exocortex.ingest.prepare import Prepared, prepare
+from exocortex.ingest.rows import build_rows
+from exocortex.proto.v1 import ingest_pb2
 
 log = get_logger(__name__)
 
 Row = dict[str, Any]
-
-_ATTRIBUTION: tuple[
-    Literal["provider", "model_id", "model_name", "agent", "session_id", "conversation_id"], ...
-] = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
+Pool = AsyncConnectionPool[psycopg.AsyncConnection[Row]]
 
 
 @dataclass
@@ -42,143 +38,148 @@ class StoreResult:
     similarity: float | None = None
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _datetime(stamp: Timestamp) -> datetime:
-    return stamp.ToDatetime(tzinfo=UTC)
-
-
-def memory_event(row: Row, change: str) -> bytes:
-    now = Timestamp()
-    now.GetCurrentTime()
-    event = events_pb2.MemoryChanged(
-        memory_id=row["id"],
-        version=int(row["version"]),
-        namespace=row["namespace"],
-        change=change,
-        occurred_at=now,
-    )
-    return event.SerializeToString()
-
-
 class IngestService:
     def __init__(
         self,
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]],
+        pool: Pool,
         embedder: EmbeddingClient,
+        retrieval: RetrievalClient,
         settings_cache: SettingsCache,
         *,
         max_content_chars: int,
     ) -> None:
-        self._pool = pool
-        self._embedder = embedder
+        self.pool = pool
+        self.embedder = embedder
+        self.retrieval = retrieval
         self._settings = settings_cache
-        self._max_content_chars = max_content_chars
+        self.max_content_chars = max_content_chars
+
+    async def config(self) -> WriteConfig:
+        return WriteConfig.from_settings(await self._settings.get())
 
     async def store(self, request: ingest_pb2.StoreMemoryRequest) -> StoreResult:
         start = time.perf_counter()
         outcome = "error"
         try:
-            result = await self._store(request)
+            config = await self.config()
+            result = await self.store_prepared(
+                prepare(request, config, max_chars=self.max_content_chars), config
+            )
             outcome = result.dedup_action
             metrics.STORES.labels(result.dedup_action).inc()
             return result
         finally:
             metrics.STORE_DURATION.labels(outcome).observe(time.perf_counter() - start)
 
-    async def _store(self, request: ingest_pb2.StoreMemoryRequest) -> StoreResult:
-        settings = await self._settings.get()
-        validation.check_content(request.content, self._max_content_chars)
-        content = strip_private(request.content)
-        if not content:
-            raise InvalidArgument(
-                "content is empty after removing <private> blocks; store some public text",
-                field="content",
-            )
-        namespace = validation.check_namespace(request.namespace)
-        content_type = validation.check_choice(
-            request.content_type if request.HasField("content_type") else "text",
-            validation.CONTENT_TYPES,
-            "content_type",
-        )
-        source = validation.check_choice(
-            request.source if request.HasField("source") else "api", validation.SOURCES, "source"
-        )
-        validation.check_tags(list(request.tags))
-        tags = normalize_tags(request.tags, alias_map(settings))
-        importance = validation.check_range(
-            request.importance if request.HasField("importance") else 0.5, 0.0, 1.0, "importance"
-        )
-        valence = validation.check_range(
-            request.valence if request.HasField("valence") else 0.0, -1.0, 1.0, "valence"
-        )
-        metadata = validation.parse_metadata(request.metadata_json)
-        attribution: dict[str, str | None] = {
-            key: (getattr(request.attribution, key) or None)
-            if request.attribution.HasField(key)
-            else (str(metadata[key]) if metadata.get(key) else None)
-            for key in _ATTRIBUTION
-        }
-        digest = content_hash(
-            content, normalize_whitespace=_truthy(settings.get("dedup.hash_normalize_whitespace"))
-        )
-
-        if _truthy(settings.get("dedup.hash_enabled", "true")):
-            async with self._pool.connection() as conn:
+    async def store_prepared(self, p: Prepared, config: WriteConfig) -> StoreResult:
+        supersede: tuple[str, float] | None = None
+        if config.hash_dedup:
+            async with self.pool.connection() as conn:
                 existing = await memories.find_active_root_by_hash(
-                    conn, namespace, content_type, digest
+                    conn, p.namespace, p.content_type, p.digest
                 )
             if existing is not None:
-                return await self._reuse(existing, tags, importance, reason="hash")
+                if config.skip_insert_on_match:
+                    return await self.reuse(existing, p, similarity=1.0, reason="hash")
+                supersede = (existing["id"], 1.0)
 
-        vectors = await self._embedder.embed([content])
-        memory = memories.NewMemory(
-            id=new_id(),
-            namespace=namespace,
-            content=content,
-            content_type=content_type,
-            source=source,
-            source_uri=request.source_uri if request.HasField("source_uri") else None,
-            importance=importance,
-            valence=valence,
-            content_hash=digest,
-            is_metadata=request.is_metadata if request.HasField("is_metadata") else False,
-            embedding=to_bytes(vectors[0]),
-            embedding_model=self._embedder.fingerprint,
-            embedding_dim=self._embedder.dimensions,
-            expires_at=_datetime(request.expires_at) if request.HasField("expires_at") else None,
-            attribution=attribution,
-            metadata=metadata,
-            tags=tags,
-        )
+        # Embedding happens before any write: if the model is away the store fails (503) and
+        # nothing is half-written.
+        vectors = await self.embedder.embed(p.embed_texts())
+
+        if supersede is None and p.semantic_dedup_eligible(config):
+            match = await self.semantic_match(p, vectors[0], config)
+            if match is not None:
+                existing, similarity = match
+                if config.skip_insert_on_match:
+                    return await self.reuse(existing, p, similarity=similarity, reason="semantic")
+                supersede = (existing["id"], similarity)
+
+        rows = build_rows(p, vectors, model=self.embedder.fingerprint, dim=self.embedder.dimensions)
         try:
-            async with self._pool.connection() as conn, conn.transaction():
-                row = await memories.insert(conn, memory)
-                await outbox.enqueue(
-                    conn, subjects.MEMORY_STORED, memory_event(row, "stored"), _headers(row)
-                )
+            async with self.pool.connection() as conn, conn.transaction():
+                if supersede is not None:
+                    # Deactivate first: the unique hash index allows one active root.
+                    await conn.execute(
+                        "UPDATE memories SET is_active = false, updated_at = now(), "
+                        "version = version + 1 WHERE id = %s OR parent_id = %s",
+                        (supersede[0], supersede[0]),
+                    )
+                await bulk.insert_memories(conn, rows)
+                row = await memories.get(conn, rows[0].id)
+                assert row is not None
+                await events.emit(conn, row, "stored", [r.id for r in rows[1:]])
+                if supersede is not None:
+                    await conn.execute(
+                        "UPDATE memories SET superseded_by = %s WHERE id = %s",
+                        (row["id"], supersede[0]),
+                    )
+                    old = await memories.get(conn, supersede[0])
+                    assert old is not None
+                    await events.emit(conn, old, "archived")
         except psycopg.errors.UniqueViolation:
             # A concurrent identical store won the race: the unique index guarantees one row.
-            async with self._pool.connection() as conn:
+            async with self.pool.connection() as conn:
                 existing = await memories.find_active_root_by_hash(
-                    conn, namespace, content_type, digest
+                    conn, p.namespace, p.content_type, p.digest
                 )
             if existing is None:
                 raise
-            return await self._reuse(existing, tags, importance, reason="constraint")
-        log.info("memory stored", memory_id=row["id"], namespace=namespace)
-        return StoreResult(memory=row, dedup_action="created")
+            return await self.reuse(existing, p, similarity=1.0, reason="constraint")
+        log.info("memory stored", memory_id=row["id"], namespace=p.namespace, chunks=len(p.chunks))
+        if supersede is not None:
+            return StoreResult(row, "superseded", supersede[0], supersede[1])
+        return StoreResult(row, "created")
 
-    async def _reuse(
-        self, existing: Row, tags: list[str], importance: float, *, reason: str
+    async def semantic_match(
+        self, p: Prepared, vector: Vector, config: WriteConfig
+    ) -> tuple[Row, float] | None:
+        """The most similar active root of the same type in the namespace (sharing a tag when
+        tags were given), over the whole namespace via the vector index."""
+        neighbours = await self.nearest([vector], p, config, limit=3)
+        if not neighbours:
+            return None
+        async with self.pool.connection() as conn:
+            rows = await memories.get_many(conn, [n.memory_id for n in neighbours])
+        for n in neighbours:
+            row = rows.get(n.memory_id)
+            # The index may lag behind Postgres: trust only what is active now.
+            if row is not None and row["is_active"] and row["parent_id"] is None:
+                return row, round(n.similarity, 4)
+        return None
+
+    async def nearest(
+        self, vectors: list[Vector], p: Prepared, config: WriteConfig, *, limit: int
+    ) -> list[Neighbour]:
+        try:
+            results = await self.retrieval.nearest(
+                vectors,
+                namespace=p.namespace,
+                limit=limit,
+                min_similarity=config.similarity_threshold,
+                content_type=p.content_type,
+                tags=p.tags,
+                roots_only=True,
+            )
+        except ExoError as exc:
+            # The index is a projection; without it the write still happens (hash dedup and
+            # the unique index keep exact duplicates out).
+            log.warning(
+                "semantic dedup skipped: nearest-neighbour lookup failed", error=exc.message
+            )
+            metrics.DEDUP_LOOKUP_FAILURES.inc()
+            return []
+        return results[0] if results else []
+
+    async def reuse(
+        self, existing: Row, p: Prepared, *, similarity: float, reason: str
     ) -> StoreResult:
-        """The skip path: keep the existing memory, merge the new tags, raise importance."""
-        new_tags = [t for t in tags if t not in set(existing["tags"])]
-        raise_importance = importance > float(existing["importance"])
-        if new_tags or raise_importance:
-            async with self._pool.connection() as conn, conn.transaction():
+        """The skip path: keep the existing memory, merge the new tags and metadata, raise
+        importance. The existing memory's version moves on, so its projection is refreshed."""
+        new_tags = [t for t in p.tags if t not in set(existing["tags"])]
+        new_meta = {k: v for k, v in p.metadata.items() if existing["metadata"].get(k) != v}
+        if new_tags or new_meta or p.importance > float(existing["importance"]):
+            async with self.pool.connection() as conn, conn.transaction():
                 if new_tags:
                     async with conn.cursor() as cur:
                         await cur.executemany(
@@ -188,23 +189,13 @@ class IngestService:
                         )
                 await conn.execute(
                     "UPDATE memories SET importance = greatest(importance, %s), "
-                    "updated_at = now(), version = version + 1 WHERE id = %s",
-                    (importance, existing["id"]),
+                    "metadata = metadata || %s::jsonb, updated_at = now(), "
+                    "version = version + 1 WHERE id = %s",
+                    (p.importance, json.dumps(new_meta), existing["id"]),
                 )
                 row = await memories.get(conn, existing["id"])
                 assert row is not None
-                await outbox.enqueue(
-                    conn, subjects.MEMORY_UPDATED, memory_event(row, "updated"), _headers(row)
-                )
+                await events.emit(conn, row, "updated")
             existing = row
         log.info("duplicate store reused existing memory", memory_id=existing["id"], reason=reason)
-        return StoreResult(
-            memory=existing, dedup_action="skipped", matched_id=existing["id"], similarity=1.0
-        )
-
-
-def _headers(row: Row) -> dict[str, str]:
-    from exocortex.core.logging import current_correlation_id
-
-    cid = current_correlation_id()
-    return {subjects.CORRELATION_HEADER: cid} if cid else {}
+        return StoreResult(existing, "skipped", existing["id"], similarity)

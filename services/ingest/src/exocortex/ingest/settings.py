@@ -22,3 +22,5 @@ class IngestSettings(GrpcServiceSettings):
     relay_poll_seconds: float = 1.0
     relay_batch: int = 500
     db_pool_size: int = 10
+    # Semantic dedup asks the retrieval service; a slow answer must not hold up writes.
+    nearest_timeout_seconds: float = 2.0

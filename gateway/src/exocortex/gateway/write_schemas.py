@@ -1,0 +1,172 @@
+"""Request and response bodies of the memory write routes (seed names kept, fields added)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from exocortex.gateway.schemas import ContentType, Memory, MemoryCreate, StoredMemory, Strict
+
+LinkType = Literal["related", "elaborates", "contradicts", "supersedes", "supports", "derived_from"]
+Id = Field(min_length=1, max_length=64)
+
+
+class MemoryUpdate(Strict):
+    """Only the fields given change. ``null`` clears a nullable field; in ``metadata`` a
+    ``null`` value deletes that key and other keys are merged."""
+
+    content: str | None = Field(default=None, min_length=1)
+    content_type: ContentType | None = None
+    tags: list[str] | None = Field(default=None, max_length=50)
+    importance: float | None = Field(default=None, ge=0, le=1)
+    valence: float | None = Field(default=None, ge=-1, le=1)
+    metadata: dict[str, Any] | None = None
+    is_active: bool | None = None
+    is_metadata: bool | None = None
+    expires_at: datetime | None = None
+    namespace: str | None = Field(default=None, min_length=1, max_length=128)
+    source_uri: str | None = Field(default=None, max_length=2048)
+    provider: str | None = Field(default=None, max_length=200)
+    model_id: str | None = Field(default=None, max_length=200)
+    model_name: str | None = Field(default=None, max_length=200)
+    agent: str | None = Field(default=None, max_length=200)
+    session_id: str | None = Field(default=None, max_length=200)
+    conversation_id: str | None = Field(default=None, max_length=200)
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"tags": ["architecture"], "metadata": {"old": None}}]},
+    )
+
+
+class UpdatedMemory(Memory):
+    ok: bool = True
+    indexed: bool = Field(description="True when the new version was searchable before the reply.")
+
+
+class Ok(BaseModel):
+    ok: bool = True
+
+
+class Deleted(Ok):
+    id: str
+    chunks_deleted: int
+
+
+class ImportItem(MemoryCreate):
+    """One memory of an import; the same fields as a single store. ``source`` defaults to
+    ``import``."""
+
+    source: Literal[
+        "manual", "cli", "api", "mcp", "browser", "import", "consolidation", "digest"
+    ] = "import"
+
+
+class ImportRequest(Strict):
+    memories: list[ImportItem] = Field(min_length=1, max_length=10_000)
+
+
+class ImportItemResult(BaseModel):
+    index: int
+    id: str | None
+    dedup_action: Literal["created", "skipped", "superseded", "failed"]
+    error: str | None = None
+    field: str | None = None
+
+
+class ImportResponse(BaseModel):
+    imported: int
+    failed: int
+    errors: list[str] = Field(description="The first ten error messages (seed field).")
+    results: list[ImportItemResult]
+
+
+class LinkCreate(Strict):
+    target_id: str = Id
+    link_type: LinkType = "related"
+    strength: float = Field(default=0.5, ge=0, le=1)
+
+
+class LinkOut(BaseModel):
+    source_id: str
+    target_id: str
+    link_type: str
+    strength: float
+    created_at: datetime
+
+
+class LinkDeleted(Ok):
+    deleted: bool
+
+
+class BulkTag(Strict):
+    ids: list[str] = Field(min_length=1, max_length=1000)
+    add_tags: list[str] = Field(default_factory=list, max_length=50)
+    remove_tags: list[str] = Field(default_factory=list, max_length=50)
+
+
+class BulkUpdate(Strict):
+    ids: list[str] = Field(min_length=1, max_length=1000)
+    importance: float | None = Field(default=None, ge=0, le=1)
+    valence: float | None = Field(default=None, ge=-1, le=1)
+    is_active: bool | None = None
+
+
+class BulkResult(Ok):
+    affected: int
+    missing_ids: list[str]
+
+
+class MarkdownFile(Strict):
+    path: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="Names the document (its source_uri). Without `content`, the server reads "
+        "this local path; `*` and `?` in the file name part match several files.",
+    )
+    content: str | None = Field(default=None, min_length=1)
+
+
+class IngestRequest(Strict):
+    files: list[MarkdownFile] = Field(min_length=1, max_length=200)
+    namespace: str = Field(default="default", min_length=1, max_length=128)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    importance: float | None = Field(default=None, ge=0, le=1)
+    content_type: ContentType = "note"
+
+
+class IngestedFile(BaseModel):
+    path: str
+    sections: int
+    stored: int
+    unchanged: int
+    replaced: int
+    memory_ids: list[str]
+
+
+class IngestResponse(BaseModel):
+    files: list[IngestedFile]
+    stored: int
+    replaced: int
+
+
+class DigestRequest(Strict):
+    transcript: str | None = Field(default=None, min_length=1, description="JSONL text.")
+    transcript_path: str | None = Field(default=None, min_length=1, max_length=4096)
+    namespace: str = Field(default="default", min_length=1, max_length=128)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    project: str | None = Field(default=None, max_length=200)
+    agent: str | None = Field(default=None, max_length=200)
+    session_id: str | None = Field(default=None, max_length=200)
+    model_id: str | None = Field(default=None, max_length=200)
+    provider: str | None = Field(default=None, max_length=200)
+
+
+class DigestResponse(BaseModel):
+    memory: StoredMemory
+    project: str | None
+    actions: int
+    files_changed: int
+    commands: int

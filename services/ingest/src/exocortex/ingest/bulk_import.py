@@ -1,0 +1,235 @@
+"""Bulk import: many memories per call, with one embedding call, one nearest-neighbour call and
+one transaction per batch (executemany inserts, one outbox event per memory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from exocortex.core.errors import ExoError, InvalidArgument
+from exocortex.core.ids import new_id
+from exocortex.core.logging import get_logger
+from exocortex.core.repositories import bulk, memories
+from exocortex.ingest import events, metrics
+from exocortex.ingest.config import WriteConfig
+from exocortex.ingest.prepare import Prepared, prepare
+from exocortex.ingest.rows import build_rows
+from exocortex.ingest.service import IngestService, StoreResult
+from exocortex.proto.v1 import ingest_pb2
+
+log = get_logger(__name__)
+
+Row = dict[str, Any]
+BATCH_SIZE = 256
+MAX_ITEMS = 10_000
+
+
+@dataclass
+class ItemResult:
+    index: int
+    dedup_action: str = "failed"
+    id: str = ""
+    error: str = ""
+    field: str = ""
+
+
+class BulkImporter:
+    def __init__(self, ingest: IngestService, batch_size: int = BATCH_SIZE) -> None:
+        self._ingest = ingest
+        self._batch = batch_size
+
+    async def run(self, items: list[ingest_pb2.StoreMemoryRequest]) -> list[ItemResult]:
+        if not items:
+            raise InvalidArgument("memories must not be empty", field="memories")
+        if len(items) > MAX_ITEMS:
+            raise InvalidArgument(f"at most {MAX_ITEMS} memories per call", field="memories")
+        config = await self._ingest.config()
+        results: list[ItemResult] = []
+        for start in range(0, len(items), self._batch):
+            results.extend(await self._batch_run(items[start : start + self._batch], start, config))
+        for r in results:
+            metrics.IMPORT_ITEMS.labels(r.dedup_action).inc()
+        return results
+
+    async def _batch_run(
+        self, items: list[ingest_pb2.StoreMemoryRequest], offset: int, config: WriteConfig
+    ) -> list[ItemResult]:
+        results = [ItemResult(offset + i) for i in range(len(items))]
+        todo: dict[int, Prepared] = {}
+        for i, item in enumerate(items):
+            try:
+                todo[i] = prepare(item, config, max_chars=self._ingest.max_content_chars)
+            except ExoError as exc:
+                results[i].error, results[i].field = (
+                    exc.message,
+                    f"memories.{offset + i}.{exc.field}",
+                )
+
+        # Exact duplicates inside the batch: the first one is stored, the rest point at it.
+        first_of: dict[tuple[str, str, str], int] = {}
+        dup_of: dict[int, int] = {}
+        for i, p in list(todo.items()):
+            key = (p.namespace, p.content_type, p.digest)
+            if key in first_of:
+                dup_of[i] = first_of[key]
+                del todo[i]
+            else:
+                first_of[key] = i
+
+        # Exact duplicates of stored memories, in one query.
+        if config.hash_dedup and todo:
+            existing = await self._existing_by_hash(list(todo.values()))
+            for i, p in list(todo.items()):
+                row = existing.get((p.namespace, p.content_type, p.digest))
+                if row is not None:
+                    await self._single(i, p, config, results, row)
+                    del todo[i]
+
+        if todo:
+            ordered = list(todo.items())
+            texts = [t for _, p in ordered for t in p.embed_texts()]
+            # One embedding call for the batch; if the model is away the batch fails as a
+            # whole (nothing of it was written).
+            vectors = await self._ingest.embedder.embed(texts)
+            by_item: dict[int, list[Any]] = {}
+            cursor = 0
+            for i, p in ordered:
+                n = len(p.embed_texts())
+                by_item[i] = vectors[cursor : cursor + n]
+                cursor += n
+            await self._semantic(todo, by_item, config, results)
+            if todo:
+                await self._insert(todo, by_item, config, results)
+
+        for i, first in dup_of.items():
+            results[i].dedup_action = "skipped" if results[first].id else "failed"
+            results[i].id = results[first].id
+            results[i].error = results[first].error
+        return results
+
+    async def _existing_by_hash(self, items: list[Prepared]) -> dict[tuple[str, str, str], Row]:
+        async with self._ingest.pool.connection() as conn:
+            cur = await conn.execute(
+                f"""{memories.SELECT_MEMORY}
+                WHERE m.is_active AND m.parent_id IS NULL
+                  AND (m.namespace, m.content_type, m.content_hash) IN (
+                      SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))""",
+                (
+                    [p.namespace for p in items],
+                    [p.content_type for p in items],
+                    [p.digest for p in items],
+                ),
+            )
+            rows = await cur.fetchall()
+        return {(r["namespace"], r["content_type"], r["content_hash"]): r for r in rows}
+
+    async def _semantic(
+        self,
+        todo: dict[int, Prepared],
+        by_item: dict[int, list[Any]],
+        config: WriteConfig,
+        results: list[ItemResult],
+    ) -> None:
+        # One nearest-neighbour call per group of items that share the filter (namespace,
+        # type, tags); imports usually share all three.
+        groups: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
+        for i, p in todo.items():
+            if p.semantic_dedup_eligible(config):
+                groups.setdefault((p.namespace, p.content_type, tuple(p.tags)), []).append(i)
+        matches: dict[int, tuple[str, float]] = {}
+        for indices in groups.values():
+            first = todo[indices[0]]
+            try:
+                found = await self._ingest.retrieval.nearest(
+                    [by_item[i][0] for i in indices],
+                    namespace=first.namespace,
+                    limit=3,
+                    min_similarity=config.similarity_threshold,
+                    content_type=first.content_type,
+                    tags=first.tags,
+                    roots_only=True,
+                )
+            except ExoError as exc:
+                log.warning("semantic dedup skipped for an import batch", error=exc.message)
+                metrics.DEDUP_LOOKUP_FAILURES.inc()
+                continue
+            for i, hits in zip(indices, found, strict=True):
+                if hits:
+                    matches[i] = (hits[0].memory_id, round(hits[0].similarity, 4))
+        if not matches:
+            return
+        async with self._ingest.pool.connection() as conn:
+            rows = await memories.get_many(conn, [m for m, _ in matches.values()])
+        for i, (memory_id, similarity) in matches.items():
+            row = rows.get(memory_id)
+            # The index may lag behind Postgres: trust only what is active now.
+            if row is not None and row["is_active"] and row["parent_id"] is None:
+                await self._single(i, todo.pop(i), config, results, row, similarity)
+
+    async def _single(
+        self,
+        i: int,
+        p: Prepared,
+        config: WriteConfig,
+        results: list[ItemResult],
+        existing: Row,
+        similarity: float = 1.0,
+    ) -> None:
+        """A duplicate: the skip path, or (skip mode off) the full single-store path."""
+        try:
+            if config.skip_insert_on_match:
+                outcome: StoreResult = await self._ingest.reuse(
+                    existing, p, similarity=similarity, reason="import"
+                )
+            else:
+                outcome = await self._ingest.store_prepared(p, config)
+        except ExoError as exc:
+            results[i].error, results[i].field = exc.message, exc.field
+            return
+        results[i].dedup_action = outcome.dedup_action
+        results[i].id = outcome.memory["id"]
+
+    async def _insert(
+        self,
+        todo: dict[int, Prepared],
+        by_item: dict[int, list[Any]],
+        config: WriteConfig,
+        results: list[ItemResult],
+    ) -> None:
+        fingerprint = self._ingest.embedder.fingerprint
+        dim = self._ingest.embedder.dimensions
+        rows_by_item = {
+            i: build_rows(p, by_item[i], model=fingerprint, dim=dim, memory_id=new_id())
+            for i, p in todo.items()
+        }
+        all_rows = [r for rows in rows_by_item.values() for r in rows]
+        evts = [
+            (
+                events.SUBJECTS["stored"],
+                events.payload(
+                    rows[0].id, 1, rows[0].namespace, "stored", [r.id for r in rows[1:]]
+                ),
+                events.headers(),
+            )
+            for rows in rows_by_item.values()
+        ]
+        try:
+            async with self._ingest.pool.connection() as conn, conn.transaction():
+                await bulk.insert_memories(conn, all_rows)
+                await bulk.enqueue_events(conn, evts)
+        except psycopg.errors.UniqueViolation:
+            # A concurrent writer stored one of these meanwhile: fall back to one at a time,
+            # where each store resolves its own race.
+            log.info("bulk insert raced with another writer; storing one by one")
+            for i, p in todo.items():
+                try:
+                    outcome = await self._ingest.store_prepared(p, config)
+                except ExoError as exc:
+                    results[i].error, results[i].field = exc.message, exc.field
+                    continue
+                results[i].dedup_action, results[i].id = outcome.dedup_action, outcome.memory["id"]
+            return
+        for i, rows in rows_by_item.items():
+            results[i].dedup_action, results[i].id = "created", rows[0].id

@@ -1,0 +1,190 @@
+"""Documents turned into memories: markdown files split at ``##`` headers, and coding-agent
+session transcripts summarised into one memory."""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from exocortex.core.domain.digest import digest_transcript
+from exocortex.core.domain.markdown import split_sections
+from exocortex.core.domain.tags import normalize_tag
+from exocortex.core.domain.text import content_hash, strip_private
+from exocortex.core.errors import InvalidArgument, NotFound, TooLarge
+from exocortex.core.logging import get_logger
+from exocortex.ingest import validation
+from exocortex.ingest.service import IngestService, StoreResult
+from exocortex.ingest.updates import UpdateService
+from exocortex.proto.v1 import common_pb2, ingest_pb2
+
+log = get_logger(__name__)
+
+MAX_FILES = 200
+MAX_FILE_BYTES = 5_000_000
+
+
+@dataclass
+class FileOutcome:
+    source_uri: str
+    sections: int = 0
+    stored: int = 0
+    unchanged: int = 0
+    replaced: int = 0
+    memory_ids: list[str] = field(default_factory=list)
+
+
+def _has_glob(path: str) -> bool:
+    return any(c in os.path.basename(path) for c in "*?[")
+
+
+def resolve(files: list[ingest_pb2.MarkdownFile]) -> list[tuple[str, str]]:
+    """(source_uri, text) pairs: given text as is; otherwise the path (or a glob in its file
+    name part) read from the local disk, with the absolute path as the source uri."""
+    out: list[tuple[str, str]] = []
+    for i, f in enumerate(files):
+        if f.content:
+            if not f.source_uri:
+                raise InvalidArgument(
+                    "source_uri names the document; it is required", field=f"files.{i}.source_uri"
+                )
+            out.append((f.source_uri, f.content))
+            continue
+        pattern = os.path.abspath(os.path.expanduser(f.source_uri))
+        paths = sorted(glob.glob(pattern)) if _has_glob(pattern) else [pattern]
+        paths = [p for p in paths if os.path.isfile(p)]
+        if not paths:
+            raise NotFound(f"no file matches {f.source_uri}", field=f"files.{i}.source_uri")
+        for path in paths:
+            if os.path.getsize(path) > MAX_FILE_BYTES:
+                raise TooLarge(
+                    f"{path} is over {MAX_FILE_BYTES} bytes", field=f"files.{i}.source_uri"
+                )
+            out.append((path, Path(path).read_text(encoding="utf-8", errors="replace")))
+    if len(out) > MAX_FILES:
+        raise InvalidArgument(f"at most {MAX_FILES} files per call", field="files")
+    return out
+
+
+class FileIngest:
+    def __init__(self, ingest: IngestService, updates: UpdateService) -> None:
+        self._ingest = ingest
+        self._updates = updates
+
+    async def markdown(self, req: ingest_pb2.IngestMarkdownRequest) -> list[FileOutcome]:
+        if not req.files:
+            raise InvalidArgument("give at least one file", field="files")
+        namespace = validation.check_namespace(req.namespace)
+        docs = await asyncio.to_thread(resolve, list(req.files))
+        return [await self._one(uri, text, namespace, req) for uri, text in docs]
+
+    async def _one(
+        self, uri: str, text: str, namespace: str, req: ingest_pb2.IngestMarkdownRequest
+    ) -> FileOutcome:
+        config = await self._ingest.config()
+        outcome = FileOutcome(uri)
+        sections = [strip_private(s.text) for s in split_sections(text)]
+        sections = [s for s in sections if s]
+        outcome.sections = len(sections)
+        wanted = {
+            content_hash(s, normalize_whitespace=config.normalize_whitespace): s for s in sections
+        }
+        async with self._ingest.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT id, content_hash FROM memories WHERE namespace = %s AND source_uri = %s "
+                "AND is_active AND parent_id IS NULL",
+                (namespace, uri),
+            )
+            current = await cur.fetchall()
+        kept = {r["content_hash"]: r["id"] for r in current if r["content_hash"] in wanted}
+        # Re-ingesting replaces: sections that are gone or changed are archived (soft, so an
+        # accidental re-ingest can be undone from the trash); unchanged ones stay as they are.
+        for row in current:
+            if row["content_hash"] not in kept or kept[row["content_hash"]] != row["id"]:
+                await self._updates.set_active(row["id"], False)
+                outcome.replaced += 1
+        for digest, section in wanted.items():
+            if digest in kept:
+                outcome.unchanged += 1
+                outcome.memory_ids.append(kept[digest])
+                continue
+            request = ingest_pb2.StoreMemoryRequest(
+                content=section,
+                namespace=namespace,
+                tags=list(req.tags),
+                content_type=req.content_type if req.HasField("content_type") else "note",
+                source="import",
+                source_uri=uri,
+            )
+            if req.HasField("importance"):
+                request.importance = req.importance
+            result = await self._ingest.store(request)
+            outcome.stored += 1
+            outcome.memory_ids.append(result.memory["id"])
+        log.info("markdown ingested", sections=outcome.sections, stored=outcome.stored)
+        return outcome
+
+    async def digest(
+        self, req: ingest_pb2.DigestSessionRequest
+    ) -> tuple[StoreResult, str, int, int, int]:
+        if req.transcript:
+            transcript = req.transcript
+        elif req.transcript_path:
+            transcript = await asyncio.to_thread(_read_transcript, req.transcript_path)
+        else:
+            raise InvalidArgument("give transcript or transcript_path", field="transcript")
+        digest = digest_transcript(transcript, req.project if req.HasField("project") else None)
+        if not digest.actions and not digest.facts:
+            raise InvalidArgument(
+                "the transcript has no actions or takeaways worth keeping", field="transcript"
+            )
+        tags = ["session-digest", *req.tags]
+        if digest.project:
+            tags.append(normalize_tag(digest.project))
+        request = ingest_pb2.StoreMemoryRequest(
+            content=digest.render(datetime.now(UTC).date()),
+            namespace=req.namespace,
+            tags=tags,
+            content_type="summary",
+            source="digest",
+            metadata_json=json.dumps(
+                {
+                    "kind": "session-digest",
+                    "project": digest.project,
+                    "files_changed": len(digest.files),
+                    "commands": digest.commands,
+                }
+            ),
+            attribution=common_pb2.Attribution(
+                **{k: v for k, v in _attribution(req.attribution).items() if v}
+            ),
+        )
+        if req.transcript_path:
+            request.source_uri = _absolute(req.transcript_path)
+        result = await self._ingest.store(request)
+        return result, digest.project or "", len(digest.actions), len(digest.files), digest.commands
+
+
+def _attribution(a: common_pb2.Attribution) -> dict[str, str]:
+    return {
+        k: getattr(a, k)
+        for k in ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
+        if a.HasField(k)
+    }
+
+
+def _read_transcript(raw_path: str) -> str:
+    path = Path(os.path.expanduser(raw_path))
+    if not path.is_file():
+        raise NotFound(f"no transcript at {raw_path}", field="transcript_path")
+    if path.stat().st_size > MAX_FILE_BYTES * 10:
+        raise TooLarge(f"{raw_path} is over {MAX_FILE_BYTES * 10} bytes", field="transcript_path")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _absolute(raw_path: str) -> str:
+    return os.path.abspath(os.path.expanduser(raw_path))
