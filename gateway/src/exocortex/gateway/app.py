@@ -21,10 +21,12 @@ from exocortex.gateway.limits import BodyLimitMiddleware
 from exocortex.gateway.openapi import build_openapi
 from exocortex.gateway.routers import (
     chat,
+    entity_reads,
     entity_writes,
     export,
     goals,
     health,
+    insights,
     memories,
     reads,
     search,
@@ -51,7 +53,9 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     memories.router,
     search.router,
     goals.router,
+    entity_reads.router,
     entity_writes.router,
+    insights.router,
     settings_routes.router,
     export.router,
     chat.router,
