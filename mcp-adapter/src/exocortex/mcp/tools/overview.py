@@ -11,7 +11,7 @@ from pydantic import Field
 
 from exocortex.mcp.common import Api, body, items, render_hit, result
 from exocortex.mcp.gateway import UnsupportedRoute
-from exocortex.mcp.models import Hit, PingOutput, SnapshotOutput
+from exocortex.mcp.models import Goal, Hit, PingOutput, SnapshotOutput
 from exocortex.mcp.tools.goals import goal, render_goal
 from exocortex.mcp.tools.reads import search
 from mcp.server.mcpserver import Context, MCPServer
@@ -44,7 +44,7 @@ async def memory_project_snapshot(
         find(5, tags=["decision"]),
         find(5, tags=OPEN_THREAD_TAGS),
         find(5, tags=["technique"]),
-        api.call("GET", "/api/goals", params={"status": "active"}),
+        _active_goals(api),
     )
     out = SnapshotOutput(
         project=name,
@@ -53,7 +53,7 @@ async def memory_project_snapshot(
         decisions=decisions,
         open_threads=threads,
         techniques=techniques,
-        goals=[goal(g) for g in items(goals, "results", "goals")],
+        goals=goals or [],
     )
     lines = [f"# Project snapshot: {name} (last {days} days)"]
     for title, hits in (
@@ -65,7 +65,10 @@ async def memory_project_snapshot(
         lines.append(f"## {title}")
         lines += [f"- {render_hit(h, full=False)}" for h in hits] or ["- none"]
     lines.append("## Active goals")
-    lines += [f"- {render_goal(g, detail=False)}" for g in out.goals] or ["- none"]
+    if goals is None:
+        lines.append("- (this server does not support goals yet)")
+    else:
+        lines += [f"- {render_goal(g, detail=False)}" for g in out.goals] or ["- none"]
     return result("\n".join(lines), out)
 
 
@@ -94,6 +97,15 @@ async def memory_ping(ctx: Context) -> Annotated[CallToolResult, PingOutput]:
     else:
         lines += [f"  {k}: {v}" for k, v in stats.items() if not isinstance(v, dict | list)]
     return result("\n".join(lines), out)
+
+
+async def _active_goals(api: Api) -> list[Goal] | None:
+    """Active goals, or None from a server without goal routes (the rest still helps)."""
+    try:
+        raw = await api.call("GET", "/api/goals", params={"status": "active"})
+    except UnsupportedRoute:
+        return None
+    return [goal(g) for g in items(raw, "results", "goals")]
 
 
 async def _stats(api: Api) -> dict[str, Any] | None:

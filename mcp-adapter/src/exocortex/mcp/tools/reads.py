@@ -12,6 +12,7 @@ from exocortex.mcp.common import (
     body,
     hit,
     ids_argument,
+    items,
     memory,
     render_hit,
     render_memory,
@@ -35,7 +36,7 @@ from exocortex.mcp.tools.writes import ContentType, Tags
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
-# 1-hop linked memories appended to a plain search or context (the seed's number).
+# 1-hop linked memories appended to a context (the seed's number; search asks the server's).
 LINKED_LIMIT = 3
 MaxTokens = Annotated[int, Field(ge=100, le=100_000, description="pack results into this budget")]
 Date = Annotated[str, Field(description="ISO 8601 date or time")]
@@ -95,7 +96,7 @@ async def memory_search(
         include_metadata=include_metadata or None,
         compact=compact or None,
         max_tokens=max_tokens,
-        linked_limit=LINKED_LIMIT if plain else None,
+        include_linked=plain or None,
         namespace=namespace,
     )
     out = await search(Api(ctx), payload)
@@ -124,12 +125,15 @@ async def memory_context(
             namespace=namespace,
         ),
     )
-    results = [_search_hit(r) for r in raw.get("results", [])]
+    # One list: the seeds, then the memories linked to them (those name `linked_from`).
+    seeds = [r for r in items(raw, "results") if "linked_from" not in r]
+    linked = [r for r in items(raw, "results") if "linked_from" in r]
+    results = [_search_hit(r) for r in seeds]
     out = SearchOutput(
         query=topic,
         count=len(results),
         results=results,
-        linked=[_linked(x) for x in raw.get("linked") or []],
+        linked=[_linked(x) for x in linked + items(raw, "linked")],
         degraded=raw.get("degraded") or [],
     )
     return result(render_search(out, f'Context for "{topic}"', full=not compact), out)
@@ -188,8 +192,8 @@ async def memory_browse(
 
 
 async def browse(api: Api, **filters: Any) -> list[Hit]:
-    raw = await api.call("GET", "/api/memories/browse", params=filters)
-    return [hit(m) for m in raw.get("results", [])]
+    raw = await api.call("GET", "/api/memories/recent", params=filters)
+    return [hit(m) for m in items(raw, "results")]
 
 
 async def memory_diff(
@@ -210,11 +214,13 @@ async def memory_diff(
         archived=[hit(m) for m in raw.get("archived", [])],
     )
     lines = [f"Changes since {since}:"]
-    for title, items in (("Created", out.created), ("Updated", out.updated)):
-        lines.append(f"## {title} ({len(items)})")
-        lines += [render_hit(h, full=False) for h in items]
-    lines.append(f"## Archived ({len(out.archived)})")
-    lines += [render_hit(h, full=False) for h in out.archived]
+    for title, hits in (
+        ("Created", out.created),
+        ("Updated", out.updated),
+        ("Archived", out.archived),
+    ):
+        lines.append(f"## {title} ({len(hits)})")
+        lines += [render_hit(h, full=False) for h in hits]
     return result("\n".join(lines), out)
 
 
