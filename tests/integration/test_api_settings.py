@@ -1,0 +1,54 @@
+"""Settings over HTTP: masking, string-only values, masked values skipped, typed known keys."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+
+
+async def test_secrets_are_masked_and_masked_values_skipped(api: httpx.AsyncClient) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    key, short, plain = f"test.{suffix}.api_key", f"test.{suffix}.token", f"test.{suffix}.label"
+    reply = await api.patch(
+        "/api/settings", json={key: "sk-abcdef", short: "abcd", plain: "visible"}
+    )
+    assert reply.status_code == 200, reply.text
+    shown = reply.json()
+    assert shown[key] == "sk••••ef" and shown[short] == "••••" and shown[plain] == "visible"
+    assert (await api.get("/api/settings")).json()[key] == "sk••••ef"
+
+    # Sending the masked value back (as a form would) keeps the real secret.
+    again = await api.patch("/api/settings", json={key: "sk••••ef", plain: "changed"})
+    assert again.json()[key] == "sk••••ef" and again.json()[plain] == "changed"
+    export = await api.get("/api/export", params={"namespace": "t-none"})
+    assert export.json()["settings"][key] == "sk••••ef"
+    assert "sk-abcdef" not in export.text
+
+
+async def test_non_string_value_is_400_naming_the_key(api: httpx.AsyncClient) -> None:
+    reply = await api.patch("/api/settings", json={"scoring.rrf_k": 60})
+    assert reply.status_code == 400
+    assert reply.json()["field"] == "scoring.rrf_k"
+    assert "string" in reply.json()["detail"]
+
+
+async def test_known_settings_keep_their_kind(api: httpx.AsyncClient) -> None:
+    for key, bad in (
+        ("scoring.rrf_k", "sixty"),
+        ("dedup.enabled", "yes please"),
+        ("tags.alias_map", "[1]"),
+    ):
+        reply = await api.patch("/api/settings", json={key: bad})
+        assert reply.status_code == 400, key
+        assert reply.json()["field"] == key
+    current = (await api.get("/api/settings")).json()
+    assert current["scoring.rrf_k"] == "60"
+
+
+async def test_invalid_json_body_is_400(api: httpx.AsyncClient) -> None:
+    reply = await api.patch(
+        "/api/settings", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert reply.status_code == 400
+    assert reply.json()["detail"] == "Invalid JSON in request body"
