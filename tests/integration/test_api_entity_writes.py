@@ -19,11 +19,14 @@ async def test_create_patch_delete(api: httpx.AsyncClient, namespace: str) -> No
     )
     assert created.status_code == 201, created.text
     entity = created.json()
-    assert entity["type"] == "technology" and entity["aliases"] == ["Postgres", "pg"]
-    assert entity["tags"] == ["databases"] and entity["namespace"] == namespace
+    assert entity["type"] == "technology"
+    assert entity["aliases"] == ["Postgres", "pg"]
+    assert entity["tags"] == ["databases"]
+    assert entity["namespace"] == namespace
 
     clash = await api.post("/api/entities", json={"name": "postgresql", "namespace": namespace})
-    assert clash.status_code == 409 and clash.json()["field"] == "name"
+    assert clash.status_code == 409
+    assert clash.json()["field"] == "name"
     # Names are unique per namespace only.
     other = await api.post(
         "/api/entities", json={"name": "PostgreSQL", "namespace": f"{namespace}-2"}
@@ -36,8 +39,11 @@ async def test_create_patch_delete(api: httpx.AsyncClient, namespace: str) -> No
     )
     assert patched.status_code == 200, patched.text
     body = patched.json()
-    assert body["type"] == "project" and body["aliases"] == [] and body["tags"] == ["work"]
-    assert body["metadata"] == {} and body["name"] == "PostgreSQL"
+    assert body["type"] == "project"
+    assert body["aliases"] == []
+    assert body["tags"] == ["work"]
+    assert body["metadata"] == {}
+    assert body["name"] == "PostgreSQL"
 
     renamed = await api.patch(f"/api/entities/{entity['id']}", json={"name": "Postgres 18"})
     assert renamed.json()["name"] == "Postgres 18"
@@ -58,10 +64,13 @@ async def test_rename_onto_existing_name_conflicts(api: httpx.AsyncClient, names
 
 async def test_invalid_input(api: httpx.AsyncClient, namespace: str) -> None:
     reply = await api.post("/api/entities", json={"name": "x", "type": "animal"})
-    assert reply.status_code == 400 and reply.json()["field"] == "type"
+    assert reply.status_code == 400
+    assert reply.json()["field"] == "type"
     reply = await api.post("/api/entities", json={"name": "   ", "namespace": namespace})
-    assert reply.status_code == 400 and reply.json()["field"] == "name"
+    assert reply.status_code == 400
+    assert reply.json()["field"] == "name"
     reply = await api.post(
         "/api/entities", json={"name": "x", "aliases": [" "], "namespace": namespace}
     )
-    assert reply.status_code == 400 and reply.json()["field"] == "aliases.0"
+    assert reply.status_code == 400
+    assert reply.json()["field"] == "aliases.0"

@@ -35,12 +35,15 @@ async def test_export_holds_every_section_of_a_namespace(
         'attachment; filename="exocortex-backup-'
     )
     doc = reply.json()
-    assert doc["version"] == 2 and doc["namespace"] == namespace
+    assert doc["version"] == 2
+    assert doc["namespace"] == namespace
     by_id = {m["id"]: m for m in doc["memories"]}
     exported = by_id[memory["id"]]
-    assert exported["valence"] == 0.5 and exported["tags"] == ["backup"]
+    assert exported["valence"] == 0.5
+    assert exported["tags"] == ["backup"]
     assert exported["expires_at"].startswith("2030-01-01")
-    assert "content_hash" in exported and "embedding" not in exported
+    assert "content_hash" in exported
+    assert "embedding" not in exported
     assert progress["memory"]["id"] in by_id
     assert {m["namespace"] for m in doc["memories"]} == {namespace}
     assert [g["id"] for g in doc["goals"]] == [goal["id"]]

@@ -23,8 +23,10 @@ async def test_create_get_list_and_status_filter(api: httpx.AsyncClient, namespa
         deadline="2026-12-31T00:00:00+00:00",
         metadata={"owner": "sam"},
     )
-    assert goal["status"] == "active" and goal["priority"] == "high"
-    assert goal["completed_at"] is None and goal["milestones"] == []
+    assert goal["status"] == "active"
+    assert goal["priority"] == "high"
+    assert goal["completed_at"] is None
+    assert goal["milestones"] == []
     done = await _goal(api, namespace, status="completed")
     assert done["completed_at"] is not None
 
@@ -52,8 +54,10 @@ async def test_patch_sets_and_clears(api: httpx.AsyncClient, namespace: str) -> 
     )
     assert patched.status_code == 200, patched.text
     body = patched.json()
-    assert body["status"] == "completed" and body["completed_at"] is not None
-    assert body["metadata"] == {"b": 2} and body["title"] == "Renamed"
+    assert body["status"] == "completed"
+    assert body["completed_at"] is not None
+    assert body["metadata"] == {"b": 2}
+    assert body["title"] == "Renamed"
     assert body["description"] == "text"  # untouched: not sent
 
     cleared = (
@@ -64,7 +68,8 @@ async def test_patch_sets_and_clears(api: httpx.AsyncClient, namespace: str) -> 
     ).json()
     assert cleared["status"] == "active"
     assert cleared["completed_at"] is None
-    assert cleared["description"] is None and cleared["deadline"] is None
+    assert cleared["description"] is None
+    assert cleared["deadline"] is None
 
 
 async def test_milestones_are_ordered_and_complete(api: httpx.AsyncClient, namespace: str) -> None:
@@ -82,7 +87,8 @@ async def test_milestones_are_ordered_and_complete(api: httpx.AsyncClient, names
         await api.patch(f"/api/goals/{gid}/milestones/{first_id}", json={"status": "completed"})
     ).json()
     design = next(m for m in completed["milestones"] if m["id"] == first_id)
-    assert design["status"] == "completed" and design["completed_at"] is not None
+    assert design["status"] == "completed"
+    assert design["completed_at"] is not None
 
     removed = await api.delete(f"/api/goals/{gid}/milestones/{first_id}")
     assert [m["title"] for m in removed.json()["milestones"]] == ["build"]
@@ -102,7 +108,8 @@ async def test_progress_is_an_ordinary_searchable_note(
     assert logged.status_code == 201, logged.text
     body = logged.json()
     memory = body["memory"]
-    assert memory["content_type"] == "note" and memory["namespace"] == namespace
+    assert memory["content_type"] == "note"
+    assert memory["namespace"] == namespace
     assert memory["is_metadata"] is False
     assert "goal-progress" not in memory["tags"]
     assert body["goal"]["progress_count"] == 1
@@ -138,8 +145,11 @@ async def test_delete_and_unknown_ids(api: httpx.AsyncClient, namespace: str) ->
 
 async def test_bad_input_names_the_field(api: httpx.AsyncClient, namespace: str) -> None:
     reply = await api.post("/api/goals", json={"title": "", "namespace": namespace})
-    assert reply.status_code == 400 and reply.json()["field"] == "title"
+    assert reply.status_code == 400
+    assert reply.json()["field"] == "title"
     reply = await api.post("/api/goals", json={"title": "x", "priority": "urgent"})
-    assert reply.status_code == 400 and reply.json()["field"] == "priority"
+    assert reply.status_code == 400
+    assert reply.json()["field"] == "priority"
     reply = await api.get("/api/goals", params={"status": "done"})
-    assert reply.status_code == 400 and reply.json()["field"] == "status"
+    assert reply.status_code == 400
+    assert reply.json()["field"] == "status"

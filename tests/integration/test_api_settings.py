@@ -15,12 +15,15 @@ async def test_secrets_are_masked_and_masked_values_skipped(api: httpx.AsyncClie
     )
     assert reply.status_code == 200, reply.text
     shown = reply.json()
-    assert shown[key] == "sk••••ef" and shown[short] == "••••" and shown[plain] == "visible"
+    assert shown[key] == "sk••••ef"
+    assert shown[short] == "••••"
+    assert shown[plain] == "visible"
     assert (await api.get("/api/settings")).json()[key] == "sk••••ef"
 
     # Sending the masked value back (as a form would) keeps the real secret.
     again = await api.patch("/api/settings", json={key: "sk••••ef", plain: "changed"})
-    assert again.json()[key] == "sk••••ef" and again.json()[plain] == "changed"
+    assert again.json()[key] == "sk••••ef"
+    assert again.json()[plain] == "changed"
     export = await api.get("/api/export", params={"namespace": "t-none"})
     assert export.json()["settings"][key] == "sk••••ef"
     assert "sk-abcdef" not in export.text
