@@ -11,6 +11,7 @@ import grpc
 from fastapi import APIRouter, Path, status
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from exocortex.core.errors import InvalidArgument
 from exocortex.core.logging import get_logger
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
@@ -120,6 +121,11 @@ async def create_memory(body: MemoryCreate, backends: BackendsDep) -> dict[str, 
 async def import_memories(body: ImportRequest, backends: BackendsDep) -> dict[str, Any]:
     """Many memories in one call (embedded in batches). Per-item results; a bad item fails
     alone. Duplicates count as imported (`dedup_action: skipped`)."""
+    limit = backends.settings.max_import_batch
+    if len(body.memories) > limit:
+        raise InvalidArgument(
+            f"at most {limit} memories per import request; split the import", field="memories"
+        )
     reply: ingest_pb2.ImportMemoriesResponse = await backends.ingest.ImportMemories(
         ingest_pb2.ImportMemoriesRequest(memories=[_store_request(m) for m in body.memories]),
         timeout=max(backends.settings.rpc_timeout_seconds, 300.0),
@@ -327,7 +333,9 @@ async def create_link(
 
 @router.delete("/{memory_id}/links/{target_id}", response_model=LinkDeleted, responses=NOT_FOUND)
 async def delete_link(
-    backends: BackendsDep, memory_id: str = ID_PATH, target_id: str = ID_PATH
+    backends: BackendsDep,
+    memory_id: str = ID_PATH,
+    target_id: str = Path(min_length=1, max_length=64, description="The linked memory's id"),
 ) -> dict[str, Any]:
     """Remove the link between two memories, whichever way it points."""
     reply: ingest_pb2.DeleteLinkResponse = await backends.ingest.DeleteLink(

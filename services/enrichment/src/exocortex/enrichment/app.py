@@ -1,23 +1,68 @@
-"""The enrichment service's frame: Postgres, NATS, health and metrics.
-
-Entity extraction, relation discovery, goal links and contradiction candidates arrive with the
-write-path work; until then this process only proves its connections and reports health.
-"""
+"""Wires the enrichment service: a durable JetStream consumer on memory events that enriches
+stored and changed memories (entities, relationships, related links, contradiction candidates,
+goal links), plus health and metrics."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 
+from nats.aio.msg import Msg
+
+from exocortex.core.bus import subjects
+from exocortex.core.bus.client import DurableConsumer
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.clients.retrieval import RetrievalClient
 from exocortex.core.logging import get_logger
+from exocortex.core.rpc.client import open_channel
+from exocortex.core.settings_cache import SettingsCache
 from exocortex.core.worker import open_worker
+from exocortex.enrichment import metrics
+from exocortex.enrichment.service import Enricher
 from exocortex.enrichment.settings import EnrichmentSettings
+from exocortex.proto.v1 import events_pb2
 
 log = get_logger(__name__)
 
 
 async def run(settings: EnrichmentSettings, stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
-        await open_worker(stack, "enrichment", settings)
-        log.info("enrichment ready (no enrichers enabled yet)")
+        worker = await open_worker(stack, "enrichment", settings)
+        retrieval_channel = open_channel(settings.retrieval_addr)
+        stack.push_async_callback(retrieval_channel.close)
+        embedding_channel = open_channel(settings.embedding_addr)
+        stack.push_async_callback(embedding_channel.close)
+        enricher = Enricher(
+            worker.pool,
+            RetrievalClient(retrieval_channel, timeout=10.0),
+            EmbeddingClient(embedding_channel),
+            SettingsCache(worker.pool),
+        )
+
+        async def handle(msgs: Sequence[Msg]) -> None:
+            events = []
+            for msg in msgs:
+                try:
+                    events.append(events_pb2.MemoryChanged.FromString(msg.data))
+                except Exception:
+                    log.warning("dropping malformed memory event", subject=msg.subject)
+            try:
+                await enricher.handle(events)
+            except Exception:
+                metrics.ENRICH_FAILURES.inc()
+                raise
+
+        consumer = DurableConsumer(
+            worker.nats.jetstream(),
+            durable=subjects.ENRICHMENT_WORKER,
+            filter_subject=subjects.MEMORY_ALL,
+            handler=handle,
+            batch_size=settings.batch_size,
+            fetch_timeout=0.5,
+        )
+        task = asyncio.create_task(consumer.run(stop), name="enrichment-consumer")
+        log.info("enrichment ready")
         await stop.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -14,3 +14,4 @@ class EnrichmentSettings(GrpcServiceSettings):
         default=DEFAULT_METRICS_PORTS["enrichment"],
         validation_alias=AliasChoices("EXO_ENRICHMENT_METRICS_PORT"),
     )
+    batch_size: int = Field(default=64, validation_alias=AliasChoices("EXO_ENRICHMENT_BATCH"))

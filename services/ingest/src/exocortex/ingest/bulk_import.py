@@ -137,7 +137,7 @@ class BulkImporter:
         groups: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
         for i, p in todo.items():
             if p.semantic_dedup_eligible(config):
-                groups.setdefault((p.namespace, p.content_type, tuple(p.tags)), []).append(i)
+                groups.setdefault((p.namespace, p.content_type, tuple(p.given_tags)), []).append(i)
         matches: dict[int, tuple[str, float]] = {}
         for indices in groups.values():
             first = todo[indices[0]]
@@ -148,7 +148,7 @@ class BulkImporter:
                     limit=3,
                     min_similarity=config.similarity_threshold,
                     content_type=first.content_type,
-                    tags=first.tags,
+                    tags=first.given_tags,
                     roots_only=True,
                 )
             except ExoError as exc:

@@ -46,6 +46,8 @@ class Prepared:
     # Set when the content is split: the parent keeps the text and gets no vector.
     chunks: list[str] = field(default_factory=list)
     embed: bool = True
+    # The caller's own tags (before auto-tags): semantic dedup requires sharing one of them.
+    given_tags: list[str] = field(default_factory=list)
 
     def embed_texts(self) -> list[str]:
         if not self.embed:
@@ -125,6 +127,7 @@ def prepare(
         else:
             value = metadata.get(key) or (metadata.get("model") if key == "model_name" else None)
             attribution[key] = str(value) if value else None
+    given_tags = list(tags)
     if not benchmark:
         tags = with_auto_tags(content, tags, config)
     is_metadata = infer_is_metadata(
@@ -155,4 +158,5 @@ def prepare(
         keywords=generate_keywords(content, tags),
         chunks=chunks_for(content, config, benchmark=benchmark),
         embed=not benchmark or config.benchmark_indexed,
+        given_tags=given_tags,
     )

@@ -158,7 +158,7 @@ class IngestService:
                 limit=limit,
                 min_similarity=config.similarity_threshold,
                 content_type=p.content_type,
-                tags=p.tags,
+                tags=p.given_tags,
                 roots_only=True,
             )
         except ExoError as exc:

@@ -1,0 +1,111 @@
+"""SQL of the derived knowledge enrichment writes: entities, mentions, relationships,
+contradiction candidates and implicit goal links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from exocortex.core.domain.contradictions import Candidate
+from exocortex.core.domain.entities import Entity, Relationship
+from exocortex.core.ids import new_id
+
+Row = dict[str, Any]
+
+
+async def replace_mentions(
+    conn: AsyncConnection[Row], memory_id: str, namespace: str, entities: list[Entity]
+) -> dict[str, str]:
+    """Upsert each entity (one per name per namespace) and make them the memory's mentions.
+    Returns lower(name) → entity id."""
+    await conn.execute("DELETE FROM memory_entities WHERE memory_id = %s", (memory_id,))
+    ids: dict[str, str] = {}
+    for entity in entities:
+        cur = await conn.execute(
+            """
+            INSERT INTO entities (id, namespace, name, type) VALUES (%s, %s, %s, %s)
+            ON CONFLICT (namespace, lower(name)) DO UPDATE SET updated_at = now()
+            RETURNING id
+            """,
+            (new_id(), namespace, entity.name, entity.type),
+        )
+        row = await cur.fetchone()
+        assert row is not None
+        ids[entity.name.lower()] = row["id"]
+        await conn.execute(
+            "INSERT INTO memory_entities (memory_id, entity_id, relevance) VALUES (%s, %s, %s) "
+            "ON CONFLICT (memory_id, entity_id) DO UPDATE SET relevance = EXCLUDED.relevance",
+            (memory_id, row["id"], entity.confidence),
+        )
+    return ids
+
+
+async def add_relationships(
+    conn: AsyncConnection[Row],
+    memory_id: str,
+    entity_ids: dict[str, str],
+    relationships: list[Relationship],
+) -> None:
+    for rel in relationships:
+        source = entity_ids.get(rel.source.lower())
+        target = entity_ids.get(rel.target.lower())
+        if source is None or target is None:
+            continue
+        await conn.execute(
+            """
+            INSERT INTO entity_relationships
+                (id, source_entity_id, target_entity_id, relationship, confidence, memory_id,
+                 context)
+            VALUES (%s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (source_entity_id, target_entity_id, relationship) DO NOTHING
+            """,
+            (new_id(), source, target, rel.relationship, rel.confidence, memory_id, rel.context),
+        )
+
+
+async def add_contradiction(
+    conn: AsyncConnection[Row], a: str, b: str, candidate: Candidate
+) -> bool:
+    """Record a pending candidate unless the pair (either order, any status) is known."""
+    cur = await conn.execute(
+        """
+        INSERT INTO contradictions (id, memory_a_id, memory_b_id, description, kind, score)
+        SELECT %s, %s, %s, %s, %s, %s
+        WHERE NOT EXISTS (SELECT 1 FROM contradictions
+                          WHERE (memory_a_id = %s AND memory_b_id = %s)
+                             OR (memory_a_id = %s AND memory_b_id = %s))
+        ON CONFLICT DO NOTHING
+        """,
+        (new_id(), a, b, candidate.description, candidate.kind, candidate.score, a, b, b, a),
+    )
+    return bool(cur.rowcount)
+
+
+async def active_goals(conn: AsyncConnection[Row], namespace: str) -> list[Row]:
+    cur = await conn.execute(
+        "SELECT id, title, description, embedding, embedding_model FROM goals "
+        "WHERE namespace = %s AND status = 'active'",
+        (namespace,),
+    )
+    return list(await cur.fetchall())
+
+
+async def save_goal_embedding(
+    conn: AsyncConnection[Row], goal_id: str, embedding: bytes, model: str
+) -> None:
+    await conn.execute(
+        "UPDATE goals SET embedding = %s, embedding_model = %s WHERE id = %s",
+        (embedding, model, goal_id),
+    )
+
+
+async def link_goal(
+    conn: AsyncConnection[Row], goal_id: str, memory_id: str, relevance: float
+) -> None:
+    """An implicit link; an explicit one a person made is never overwritten."""
+    await conn.execute(
+        "INSERT INTO goal_links (goal_id, memory_id, relevance, kind) "
+        "VALUES (%s, %s, %s, 'implicit') ON CONFLICT (goal_id, memory_id) DO NOTHING",
+        (goal_id, memory_id, relevance),
+    )

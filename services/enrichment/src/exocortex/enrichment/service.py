@@ -1,0 +1,245 @@
+"""Enriching one memory after it is stored or its content changes: entities and their
+relationships, links to related memories, contradiction candidates and implicit goal links.
+
+Idempotent: a memory is enriched only while its ``enrichment_status`` is ``pending`` and only at
+the version that was read; a redelivered or stale event finds nothing to do. The result is
+committed with a ``memory.enriched`` event (outbox) so projections pick up the new keywords.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+from google.protobuf.timestamp_pb2 import Timestamp
+from psycopg_pool import AsyncConnectionPool
+
+from exocortex.core.bus import subjects
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
+from exocortex.core.db import outbox
+from exocortex.core.domain.contradictions import find_contradiction
+from exocortex.core.domain.entities import MIN_CONFIDENCE, extract_entities, extract_relationships
+from exocortex.core.domain.keywords import generate_keywords
+from exocortex.core.domain.vectors import Vector, from_bytes, to_bytes
+from exocortex.core.logging import get_logger
+from exocortex.core.repositories import links, memories
+from exocortex.core.settings_cache import SettingsCache
+from exocortex.enrichment import metrics, repository
+from exocortex.proto.v1 import events_pb2
+
+log = get_logger(__name__)
+
+Row = dict[str, Any]
+
+
+def _float(settings: dict[str, str], key: str, default: float) -> float:
+    try:
+        return float(settings.get(key, default))
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    relation: float
+    relation_limit: int
+    contradiction: float
+    goal: float
+
+    @classmethod
+    def from_settings(cls, s: dict[str, str]) -> Thresholds:
+        return cls(
+            relation=_float(s, "enrichment.relation_threshold", 0.75),
+            relation_limit=int(_float(s, "enrichment.relation_limit", 5)),
+            contradiction=_float(s, "enrichment.contradiction_threshold", 0.7),
+            goal=_float(s, "enrichment.goal_threshold", 0.55),
+        )
+
+
+def _unit(vector: Vector) -> Vector:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+class Enricher:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]],
+        retrieval: RetrievalClient,
+        embedder: EmbeddingClient,
+        settings: SettingsCache,
+    ) -> None:
+        self._pool = pool
+        self._retrieval = retrieval
+        self._embedder = embedder
+        self._settings = settings
+
+    async def handle(self, events: list[events_pb2.MemoryChanged]) -> None:
+        wanted = [e.memory_id for e in events if e.change in ("stored", "updated", "restored")]
+        if not wanted:
+            return
+        async with self._pool.connection() as conn:
+            rows = await memories.get_many(conn, list(dict.fromkeys(wanted)), with_embedding=True)
+        for row in rows.values():
+            if row["enrichment_status"] == "pending" and row["is_active"] and not row["parent_id"]:
+                await self.enrich(row)
+
+    async def _vector(self, row: Row) -> Vector | None:
+        if row.get("embedding") is not None:
+            return from_bytes(bytes(row["embedding"]))
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT embedding FROM memories WHERE parent_id = %s AND embedding IS NOT NULL",
+                (row["id"],),
+            )
+            chunks = [from_bytes(bytes(r["embedding"])) for r in await cur.fetchall()]
+        # A chunked memory is represented by the mean direction of its chunks.
+        return _unit(np.mean(np.stack(chunks), axis=0).astype(np.float32)) if chunks else None
+
+    async def enrich(self, row: Row) -> None:
+        started = time.perf_counter()
+        settings = await self._settings.get()
+        limits = Thresholds.from_settings(settings)
+        entities = [e for e in extract_entities(row["content"]) if e.confidence >= MIN_CONFIDENCE]
+        relationships = extract_relationships(row["content"], entities)
+        vector = await self._vector(row)
+        neighbours: list[Neighbour] = []
+        if vector is not None:
+            # A failure here (retrieval away) fails the batch; it is redelivered later.
+            found = await self._retrieval.nearest(
+                [vector],
+                namespace=row["namespace"],
+                limit=10,
+                min_similarity=min(limits.relation, limits.contradiction),
+                exclude_ids=[[row["id"]]],
+            )
+            neighbours = _roots(found[0] if found else [], row["id"])
+        goals = await self._goal_matches(row, vector, limits) if vector is not None else []
+
+        async with self._pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "SELECT version, enrichment_status FROM memories WHERE id = %s FOR UPDATE",
+                (row["id"],),
+            )
+            current = await cur.fetchone()
+            if (
+                current is None
+                or current["enrichment_status"] != "pending"
+                or int(current["version"]) != int(row["version"])
+            ):
+                return  # deleted, done already, or changed since: its own event follows
+            entity_ids = await repository.replace_mentions(
+                conn, row["id"], row["namespace"], entities
+            )
+            await repository.add_relationships(conn, row["id"], entity_ids, relationships)
+            related = [n for n in neighbours if n.similarity >= limits.relation]
+            await links.insert_missing(
+                conn,
+                [
+                    (row["id"], n.root_id, "related", round(n.similarity, 2))
+                    for n in related[: limits.relation_limit]
+                ],
+            )
+            contradictions = await self._contradictions(conn, row, neighbours, limits)
+            for goal_id, similarity in goals:
+                await repository.link_goal(conn, goal_id, row["id"], round(similarity, 3))
+            keywords = generate_keywords(row["content"], row["tags"], [e.name for e in entities])
+            cur = await conn.execute(
+                "UPDATE memories SET enrichment_status = 'done', enriched_at = now(), "
+                "keywords = %s, updated_at = now(), version = version + 1 WHERE id = %s "
+                "RETURNING version",
+                (keywords, row["id"]),
+            )
+            bumped = await cur.fetchone()
+            assert bumped is not None
+            await outbox.enqueue(
+                conn,
+                subjects.MEMORY_ENRICHED,
+                _event(row["id"], int(bumped["version"]), row["namespace"]),
+            )
+        metrics.ENRICHED.inc()
+        metrics.ENRICH_DURATION.observe(time.perf_counter() - started)
+        log.info(
+            "memory enriched",
+            memory_id=row["id"],
+            entities=len(entities),
+            links=min(len(related), limits.relation_limit),
+            contradictions=contradictions,
+            goals=len(goals),
+        )
+
+    async def _contradictions(
+        self,
+        conn: psycopg.AsyncConnection[Row],
+        row: Row,
+        neighbours: list[Neighbour],
+        limits: Thresholds,
+    ) -> int:
+        close = [n for n in neighbours if n.similarity >= limits.contradiction]
+        if not close:
+            return 0
+        others = await memories.get_many(conn, [n.root_id for n in close])
+        added = 0
+        for n in close:
+            other = others.get(n.root_id)
+            if other is None or not other["is_active"]:
+                continue
+            candidate = find_contradiction(row["content"], other["content"])
+            if candidate is not None and await repository.add_contradiction(
+                conn, row["id"], other["id"], candidate
+            ):
+                added += 1
+        return added
+
+    async def _goal_matches(
+        self, row: Row, vector: Vector, limits: Thresholds
+    ) -> list[tuple[str, float]]:
+        """Active goals this memory advances, by cosine to "title: description". No tags are
+        added (the seed's goal-progress tags made the memory a metadata artifact)."""
+        async with self._pool.connection() as conn:
+            goals = await repository.active_goals(conn, row["namespace"])
+        if not goals:
+            return []
+        missing = [g for g in goals if g["embedding"] is None]
+        if missing:
+            texts = [f"{g['title']}: {g['description'] or ''}".strip(": ") for g in missing]
+            vectors = await self._embedder.embed(texts)
+            async with self._pool.connection() as conn:
+                for goal, goal_vector in zip(missing, vectors, strict=True):
+                    await repository.save_goal_embedding(
+                        conn, goal["id"], to_bytes(goal_vector), self._embedder.fingerprint
+                    )
+                    goal["embedding"] = to_bytes(goal_vector)
+        unit = _unit(vector)
+        out = []
+        for goal in goals:
+            similarity = float(np.dot(unit, _unit(from_bytes(bytes(goal["embedding"])))))
+            if similarity >= limits.goal:
+                out.append((goal["id"], similarity))
+        return out
+
+
+def _roots(hits: list[Neighbour], own_id: str) -> list[Neighbour]:
+    """Chunk hits stand for their memory; keep each memory once at its best similarity."""
+    seen: dict[str, Neighbour] = {}
+    for hit in hits:
+        root = hit.root_id
+        if root != own_id and root not in seen:
+            seen[root] = Neighbour(root, None, hit.similarity)
+    return list(seen.values())
+
+
+def _event(memory_id: str, version: int, namespace: str) -> bytes:
+    now = Timestamp()
+    now.GetCurrentTime()
+    return events_pb2.MemoryChanged(
+        memory_id=memory_id,
+        version=version,
+        namespace=namespace,
+        change="enriched",
+        occurred_at=now,
+    ).SerializeToString()
