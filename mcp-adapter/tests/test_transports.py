@@ -1,0 +1,164 @@
+"""The adapter as agents launch it: `exo mcp` over stdio, `exo mcp --transport http`, and the
+MCP Inspector CLI (an independent client, from npm) against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .conftest import call, held
+
+pytestmark = pytest.mark.e2e
+
+EXO = str(Path(sys.executable).with_name("exo"))
+INSPECTOR = "@modelcontextprotocol/inspector@0.15"
+
+
+def adapter_env(gateway_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXO_")}
+    env |= {
+        "EXO_MCP_GATEWAY_URL": gateway_url,
+        "EXO_DEFAULT_AGENT": "transport-test",
+        "EXO_LOG_LEVEL": "warning",
+    }
+    if key := os.environ.get("EXO_TEST_API_KEY"):
+        env["EXO_MCP_API_KEY"] = key
+    return env
+
+
+async def store_then_search(client: Client, namespace: str, content: str, query: str) -> None:
+    stored, _ = await call(client, "memory_store", content=content, namespace=namespace)
+    found, text = await call(client, "memory_search", query=query, namespace=namespace)
+    assert found["results"][0]["id"] == stored["id"]
+    assert stored["id"] in text
+
+
+async def test_exo_mcp_over_stdio(gateway_url: str, namespace: str) -> None:
+    params = StdioServerParameters(command=EXO, args=["mcp"], env=adapter_env(gateway_url))
+    async with held(Client(params)) as client:
+        tools = (await client.list_tools()).tools
+        assert len(tools) == 24
+        await store_then_search(
+            client,
+            namespace,
+            "The stdio transport is what desktop agents launch.",
+            "how do desktop agents start the server?",
+        )
+        fetched, _ = await call(client, "memory_search", query="stdio", namespace=namespace)
+        assert fetched["count"] == 1
+
+
+@pytest.fixture
+def http_adapter(gateway_url: str) -> Iterator[str]:
+    """`exo mcp --transport http` on a free port; yields the MCP endpoint URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [EXO, "mcp", "--transport", "http", "--port", str(port)],
+        env=adapter_env(gateway_url),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    err = process.stderr.read().decode() if process.stderr else ""
+                    pytest.fail(f"exo mcp --transport http did not start: {err[-2000:]}")
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def test_exo_mcp_over_streamable_http(http_adapter: str, namespace: str) -> None:
+    async with held(Client(http_adapter)) as client:
+        assert len((await client.list_tools()).tools) == 24
+        await store_then_search(
+            client,
+            namespace,
+            "Remote agents reach the memory over streamable HTTP on port 3211.",
+            "which port do remote agents use?",
+        )
+
+
+def inspector(*args: str, env: dict[str, str]) -> Any:
+    """Run the MCP Inspector CLI; its stdout is the JSON result."""
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx (Node.js) is not installed; the Inspector CLI comes from npm")
+    done = subprocess.run(
+        [npx, "--prefer-offline", "-y", INSPECTOR, "--cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0 and ("ENOTFOUND" in done.stderr or "EAI_AGAIN" in done.stderr):
+        pytest.skip(f"npx cannot fetch {INSPECTOR}: {done.stderr[-500:]}")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_inspector_cli_lists_tools_and_calls_store_then_search(
+    gateway_url: str, namespace: str
+) -> None:
+    env = dict(os.environ)
+    server = ["-e", f"EXO_MCP_GATEWAY_URL={gateway_url}", "-e", "EXO_LOG_LEVEL=warning"]
+    if key := os.environ.get("EXO_TEST_API_KEY"):
+        server += ["-e", f"EXO_MCP_API_KEY={key}"]
+    target = [*server, EXO, "mcp"]
+
+    listed = inspector(*target, "--method", "tools/list", env=env)
+    assert {t["name"] for t in listed["tools"]} >= {"memory_store", "memory_search", "goal_list"}
+
+    stored = inspector(
+        *target,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "memory_store",
+        "--tool-arg",
+        "content=The Inspector is an independent MCP client from npm.",
+        f"namespace={namespace}",
+        env=env,
+    )
+    assert not stored.get("isError"), stored
+    memory_id = stored["structuredContent"]["id"]
+
+    found = inspector(
+        *target,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "memory_search",
+        "--tool-arg",
+        "query=independent MCP client",
+        f"namespace={namespace}",
+        env=env,
+    )
+    assert not found.get("isError"), found
+    assert found["structuredContent"]["results"][0]["id"] == memory_id
+    assert memory_id in found["content"][0]["text"]
