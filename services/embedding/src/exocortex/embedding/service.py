@@ -20,6 +20,7 @@ from exocortex.embedding import metrics
 log = get_logger(__name__)
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+SMALL_BATCH = 4
 
 
 def bundled_model_path() -> Path:
@@ -53,7 +54,9 @@ class Model:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        torch.set_num_threads(max(1, threads))
+        self._torch = torch
+        self._threads = max(1, threads)
+        torch.set_num_threads(self._threads)
         self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         dim = self._model.get_sentence_embedding_dimension()
         name = MODEL_NAME if path == bundled_model_path() else path.name
@@ -62,6 +65,12 @@ class Model:
         )
 
     def encode(self, texts: list[str]) -> list[Vector]:
+        # One thread for a handful of short texts (a search query): splitting a tiny matrix
+        # across threads costs more in synchronisation than it saves, and collapses badly when
+        # the cores are busy. Batches get every configured thread.
+        wanted = 1 if len(texts) <= SMALL_BATCH else self._threads
+        if self._torch.get_num_threads() != wanted:
+            self._torch.set_num_threads(wanted)
         matrix = self._model.encode(
             texts,
             batch_size=64,

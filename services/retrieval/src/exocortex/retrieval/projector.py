@@ -102,12 +102,29 @@ class Projector:
                 await asyncio.gather(self._vector.upsert(upserts), self._keyword.upsert(upserts))
             if removals:
                 await asyncio.gather(self._vector.delete(removals), self._keyword.delete(removals))
-            await asyncio.gather(self._vector.flush(), self._keyword.flush())
+            # Vector writes are searchable as soon as they are applied; keyword writes once
+            # committed. Waiters are released at that point, and the vector index is made
+            # durable afterwards — still before the batch is acked.
+            await self._keyword.flush()
+            self._release_waiters(ids, rows, events)
+            await self._vector.flush()
+
+    def _release_waiters(
+        self,
+        ids: dict[str, None],
+        rows: dict[str, Row],
+        events: Sequence[events_pb2.MemoryChanged],
+    ) -> None:
+        event_versions = {(e.memory_id, e.version) for e in events}
+        now = datetime.now(UTC)
         for row in rows.values():
-            self._versions.mark(row["id"], int(row["version"]))
-            metrics.TIME_TO_SEARCHABLE.observe(
-                max(0.0, (datetime.now(UTC) - row["updated_at"]).total_seconds())
-            )
+            version = int(row["version"])
+            self._versions.mark(row["id"], version)
+            if (row["id"], version) in event_versions:
+                # Only for the version an event announced: replays would inflate it.
+                metrics.TIME_TO_SEARCHABLE.observe(
+                    max(0.0, (now - row["updated_at"]).total_seconds())
+                )
         for missing in (i for i in ids if i not in rows):
             # Deleted rows: any waiter for them is satisfied by the removal.
             self._versions.mark(missing, 2**62)

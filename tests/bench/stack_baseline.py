@@ -1,0 +1,141 @@
+"""Baseline of the embedded default: time for `exo up` to become healthy, resident memory of the
+whole stack at rest, and the latency of one store and one search through REST.
+
+    .venv/bin/python tests/bench/stack_baseline.py [--repeats 3] [--requests 50]
+
+Starts its own stack on free ports in a temporary directory (exactly as `exo up` does) and
+writes docs/benchmarks/stack-baseline.md. Timings are medians over repeats; the machine may be
+noisy, so a trivial baseline (GET /health) is measured in the same run for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import psutil
+
+from exocortex.cli.stack import Stack, StackConfig
+
+REPORT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "stack-baseline.md"
+
+SENTENCES = [
+    "The deploy pipeline runs integration tests before promoting a build to staging.",
+    "We store session digests as summaries tagged with the project name.",
+    "Postgres is the source of truth; the indexes are projections.",
+    "The dashboard groups memories by day and shows their tags.",
+    "Retrieval fuses BM25 and vector rankings with reciprocal rank fusion.",
+]
+QUERIES = ["how are builds promoted?", "what is the source of truth?", "how is ranking fused?"]
+
+
+def stack_rss_mb(stack: Stack) -> float:
+    """RSS of every process of the stack: children, embedded Postgres and NATS."""
+    me = psutil.Process()
+    total = 0
+    seen: set[int] = set()
+    for proc in me.children(recursive=True):
+        seen.add(proc.pid)
+        total += proc.memory_info().rss
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if proc.info["pid"] not in seen and str(stack.config.data_dir) in cmd:
+            total += proc.memory_info().rss
+            for child in proc.children(recursive=True):
+                if child.pid not in seen:
+                    total += child.memory_info().rss
+    return total / 2**20
+
+
+def timed(fn: object, n: int) -> list[float]:
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        fn(i)  # type: ignore[operator]
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def run_once(requests: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        stack = Stack(StackConfig.with_free_ports(Path(tmp)))
+        start = time.perf_counter()
+        stack.start()
+        up_seconds = time.perf_counter() - start
+        try:
+            time.sleep(5)  # let start-up work settle before measuring "at rest"
+            rss = stack_rss_mb(stack)
+            with httpx.Client(base_url=stack.gateway_url, timeout=60) as client:
+                health = timed(lambda _i: client.get("/health").raise_for_status(), requests)
+                store = timed(
+                    lambda i: client.post(
+                        "/api/memories",
+                        json={"content": f"{SENTENCES[i % len(SENTENCES)]} (note {i})"},
+                    ).raise_for_status(),
+                    requests,
+                )
+                search = timed(
+                    lambda i: client.post(
+                        "/api/memories/search", json={"query": QUERIES[i % len(QUERIES)]}
+                    ).raise_for_status(),
+                    requests,
+                )
+        finally:
+            stack.stop()
+    return {
+        "up_s": up_seconds,
+        "rss_mb": rss,
+        "health_p50": statistics.median(health),
+        "store_p50": statistics.median(store),
+        "store_p95": statistics.quantiles(store, n=20)[18],
+        "search_p50": statistics.median(search),
+        "search_p95": statistics.quantiles(search, n=20)[18],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=50)
+    args = parser.parse_args()
+    runs = [run_once(args.requests) for _ in range(args.repeats)]
+    med = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    rows = [
+        ("`exo up` until healthy", f"{med['up_s']:.1f} s"),
+        ("RSS of the whole stack at rest", f"{med['rss_mb']:.0f} MiB"),
+        ("GET /health p50 (baseline)", f"{med['health_p50']:.1f} ms"),
+        (
+            "store p50 / p95 (REST, incl. embedding and read-your-writes wait)",
+            f"{med['store_p50']:.1f} / {med['store_p95']:.1f} ms",
+        ),
+        (
+            "search p50 / p95 (REST, incl. query embedding)",
+            f"{med['search_p50']:.1f} / {med['search_p95']:.1f} ms",
+        ),
+        ("store p50 / health p50", f"{med['store_p50'] / med['health_p50']:.1f}×"),
+        ("search p50 / health p50", f"{med['search_p50'] / med['health_p50']:.1f}×"),
+    ]
+    table = "\n".join(f"| {name} | {value} |" for name, value in rows)
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(
+        f"""# Stack baseline (embedded default)
+
+Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `tests/bench/stack_baseline.py`:
+{args.repeats} fresh stacks, {args.requests} sequential requests of each kind per stack, medians
+over the stacks. Small store (empty namespace) — see the search-latency benchmark for 10k/100k.
+
+| metric | value |
+|---|---|
+{table}
+"""
+    )
+    print(REPORT.read_text())
+
+
+if __name__ == "__main__":
+    main()
