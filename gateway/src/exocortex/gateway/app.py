@@ -96,6 +96,10 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
     app.state.settings = settings
     problems.install(app)
 
+    # Innermost (added first), so an over-long body fails inside the route's own read and is
+    # answered by the problem handler, not lost in another middleware's task group.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+
     @app.middleware("http")
     async def observe(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
@@ -111,9 +115,7 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
         correlation_id.reset(token)
         return response
 
-    # Added last = outermost: CORS wraps every answer (even a 413), and the size limit sees
-    # the raw body before anything reads it.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    # Added last = outermost: CORS wraps every answer (even a 413).
     origins = _origins(settings.cors_origins)
     if origins:
         app.add_middleware(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from starlette.exceptions import HTTPException
+from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
