@@ -37,3 +37,12 @@ def test_different_subjects_are_not_a_value_change() -> None:
 
 def test_agreeing_statements_are_not_candidates() -> None:
     assert find_contradiction("The cache TTL is 5 minutes.", "The cache TTL is 5 minutes.") is None
+
+
+def test_long_subjects_are_compared() -> None:
+    found = find_contradiction(
+        "The API request timeout of the billing gateway is 30 seconds.",
+        "The API request timeout of the billing gateway is 90 seconds.",
+    )
+    assert found is not None
+    assert found.kind == "value_change"

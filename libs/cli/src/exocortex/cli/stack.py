@@ -188,6 +188,31 @@ class Stack:
             if code is not None:
                 raise StackError(f"{child.name} exited with code {code}; see {child.log_path}")
 
+    def stop_part(self, name: str, timeout: float = 20.0) -> None:
+        """Stop one process (a service, the gateway, or the embedded ``nats``), e.g. to show
+        that the rest keeps working and catches up once it is back (see ``start_part``)."""
+        if name == "nats":
+            assert self._nats is not None, "NATS is not embedded in this stack"
+            self._nats.stop()
+            return
+        child = next(c for c in self._children if c.name == name)
+        child.process.send_signal(signal.SIGTERM)
+        try:
+            child.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.process.kill()
+            child.process.wait()
+        self._children.remove(child)
+
+    def start_part(self, name: str) -> None:
+        """Start a part stopped with ``stop_part`` again, on the same ports and data."""
+        if name == "nats":
+            assert self._nats is not None, "NATS is not embedded in this stack"
+            self._nats.start()
+            return
+        module = "exocortex.gateway" if name == "gateway" else f"exocortex.{name}"
+        self._spawn(name, [sys.executable, "-m", module])
+
     def stop(self, timeout: float = 20.0) -> None:
         """Stop the gateway first (no new requests), then the services, then NATS and Postgres."""
         for child in reversed(self._children):

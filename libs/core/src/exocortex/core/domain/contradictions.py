@@ -33,7 +33,7 @@ _VERBS = {
     "switched to": "use", "moved to": "use", "migrated to": "use", "chose": "use",
 }  # fmt: skip
 _CLAIM = re.compile(
-    r"^(?P<subject>(?:the |our |my )?[a-z0-9][\w .'-]{1,40}?)\s+"
+    r"^(?P<subject>(?:the |our |my )?[a-z0-9][\w .'-]{1,80}?)\s+"
     r"(?P<verb>" + "|".join(sorted(map(re.escape, _VERBS), key=len, reverse=True)) + r")\s+"
     r"(?P<value>(?:now\s+)?[^.,;!?]{1,40})$",
     re.IGNORECASE,

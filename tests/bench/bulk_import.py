@@ -1,0 +1,235 @@
+"""Write-path benchmark through the public REST API.
+
+    .venv/bin/python tests/bench/bulk_import.py [--url http://127.0.0.1:3210] [--runs 3]
+        [--memories 2000] [--batch 500]
+
+Measures, on the embedded default (or the stack at --url):
+
+* bulk import rate: memories/s accepted by ``POST /api/memories/import`` (each run a fresh
+  namespace, requests of --batch memories), and the rate until the last one is searchable;
+* single store latency through REST (p50/p95, including the read-your-writes wait);
+* time from a store's reply to ``enrichment_status: done``.
+
+Without --url it starts its own stack (as `exo up` does) in a temporary directory. Writes
+docs/benchmarks/bulk-import.md with the median over the runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import statistics
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+REPORT = ROOT / "docs" / "benchmarks" / "bulk-import.md"
+_WORDS_TEXT = (
+    "river cache kernel lantern budget orbit piano glacier ledger compiler harbor meadow "
+    "socket violin canyon tensor bakery quartz rocket garden sensor thunder pixel marble "
+    "falcon tunnel archive beacon copper dragon ember fossil galaxy hammer island jungle "
+    "kettle lemon magnet nectar oyster pepper quiver raven saddle timber umbrella velvet "
+    "walnut yogurt zephyr anchor bridge candle desert engine forest goblet helmet igloo"
+)
+WORDS = _WORDS_TEXT.split()
+
+
+def sentence(rng: random.Random, i: int) -> str:
+    words = rng.sample(WORDS, 14)
+    return f"Note {i}: the {words[0]} near the {words[1]} " + " ".join(words[2:]) + "."
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def import_run(client: httpx.AsyncClient, n: int, batch: int, seed: int) -> dict[str, float]:
+    rng = random.Random(seed)
+    namespace = f"bench-{uuid.uuid4().hex[:8]}"
+    items = [{"content": sentence(rng, i), "namespace": namespace} for i in range(n)]
+    started = time.perf_counter()
+    last_id = ""
+    imported = 0
+    for start in range(0, n, batch):
+        reply = await client.post(
+            "/api/memories/import", json={"memories": items[start : start + batch]}
+        )
+        reply.raise_for_status()
+        body = reply.json()
+        imported += body["imported"]
+        last_id = body["results"][-1]["id"] or last_id
+    accepted = time.perf_counter() - started
+    # Searchable: the last memory's text finds it (the projector works in id order).
+    probe = items[-1]["content"]
+    while True:
+        found = await client.post(
+            "/api/memories/search",
+            json={"query": probe, "namespace": namespace, "limit": 3, "compact": True},
+        )
+        if any(r["id"] == last_id for r in found.json()["results"]):
+            break
+        await asyncio.sleep(0.05)
+    searchable = time.perf_counter() - started
+    return {
+        "imported": imported,
+        "rate": imported / accepted,
+        "rate_searchable": imported / searchable,
+        "seconds": accepted,
+    }
+
+
+async def store_latency(client: httpx.AsyncClient, n: int) -> tuple[list[float], list[float]]:
+    rng = random.Random(7)
+    namespace = f"bench-{uuid.uuid4().hex[:8]}"
+    latencies: list[float] = []
+    pending: list[tuple[str, float]] = []
+    for i in range(n):
+        started = time.perf_counter()
+        reply = await client.post(
+            "/api/memories", json={"content": sentence(rng, i), "namespace": namespace}
+        )
+        reply.raise_for_status()
+        done = time.perf_counter()
+        latencies.append(done - started)
+        pending.append((reply.json()["id"], done))
+    enrich: list[float] = []
+    for memory_id, replied in pending[-50:]:
+        while True:
+            memory = (await client.get(f"/api/memories/{memory_id}")).json()
+            if memory["enrichment_status"] == "done":
+                # Measured from the reply; an upper bound (includes the polling interval).
+                enrich.append(time.perf_counter() - replied)
+                break
+            await asyncio.sleep(0.01)
+    return latencies, enrich
+
+
+async def enrichment_latency(client: httpx.AsyncClient, n: int) -> list[float]:
+    """Store one memory, then poll until it is enriched; one at a time so queues are empty."""
+    rng = random.Random(11)
+    namespace = f"bench-{uuid.uuid4().hex[:8]}"
+    out = []
+    for i in range(n):
+        reply = await client.post(
+            "/api/memories", json={"content": sentence(rng, i), "namespace": namespace}
+        )
+        replied = time.perf_counter()
+        memory_id = reply.json()["id"]
+        while True:
+            memory = (await client.get(f"/api/memories/{memory_id}")).json()
+            if memory["enrichment_status"] == "done":
+                out.append(time.perf_counter() - replied)
+                break
+            await asyncio.sleep(0.01)
+    return out
+
+
+@contextmanager
+def running_stack(url: str | None) -> Iterator[str]:
+    if url:
+        yield url.rstrip("/")
+        return
+    import tempfile
+
+    from exocortex.cli.stack import Stack, StackConfig
+
+    with tempfile.TemporaryDirectory(prefix="exo-bench-") as tmp:
+        stack = Stack(StackConfig.with_free_ports(Path(tmp), postgres_fsync=False))
+        stack.start(timeout=300)
+        try:
+            yield stack.gateway_url
+        finally:
+            stack.stop()
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    with running_stack(args.url) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=600.0) as client:
+            # Warm-up: model, pools, index segments.
+            await import_run(client, 200, 200, seed=99)
+            runs = [
+                await import_run(client, args.memories, args.batch, seed=run)
+                for run in range(args.runs)
+            ]
+            latencies, _ = await store_latency(client, args.stores)
+            enrich = await enrichment_latency(client, 30)
+    return {"runs": runs, "latencies": latencies, "enrich": enrich}
+
+
+def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
+    runs = result["runs"]
+    lat = [x * 1000 for x in result["latencies"]]
+    enrich = [x * 1000 for x in result["enrich"]]
+    rate = statistics.median(r["rate"] for r in runs)
+    rate_searchable = statistics.median(r["rate_searchable"] for r in runs)
+    lines = [
+        "# Bulk import and write latency",
+        "",
+        f"Measured {datetime.now(UTC):%Y-%m-%d} by `tests/bench/bulk_import.py` on the embedded "
+        f"default ({os.cpu_count()} CPUs, {platform.python_implementation()} "
+        f"{platform.python_version()}, fsync off). Every process of the stack shares the CPUs.",
+        "",
+        f"## Bulk import ({args.memories} memories per run, {args.batch} per request, "
+        f"{args.runs} runs, median)",
+        "",
+        f"* accepted: **{rate:.0f} memories/s** (committed with their events; the call returns)",
+        f"* until the last one is searchable: **{rate_searchable:.0f} memories/s**",
+        "",
+        "| run | memories | seconds | accepted/s | searchable/s |",
+        "|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(runs, 1):
+        lines.append(
+            f"| {i} | {r['imported']:.0f} | {r['seconds']:.2f} | {r['rate']:.0f} | "
+            f"{r['rate_searchable']:.0f} |"
+        )
+    lines += [
+        "",
+        f"## Single store through REST ({len(lat)} sequential stores)",
+        "",
+        "Includes validation, dedup lookups (hash and nearest neighbours), embedding, the commit "
+        "and the read-your-writes wait until the memory is searchable.",
+        "",
+        f"* p50 **{percentile(lat, 0.5):.1f} ms**, p95 **{percentile(lat, 0.95):.1f} ms**, "
+        f"max {max(lat):.1f} ms",
+        "",
+        f"## Store → enrichment done ({len(enrich)} memories, one at a time)",
+        "",
+        "From the store's reply until `enrichment_status` is `done` (polled every 10 ms).",
+        "",
+        f"* p50 **{percentile(enrich, 0.5):.0f} ms**, p95 **{percentile(enrich, 0.95):.0f} ms**",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--memories", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--stores", type=int, default=200)
+    parser.add_argument("--no-report", action="store_true")
+    args = parser.parse_args()
+    result = asyncio.run(main_async(args))
+    text = report(args, result)
+    print(text)
+    if not args.no_report:
+        REPORT.parent.mkdir(parents=True, exist_ok=True)
+        REPORT.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""The enrichment worker on the real stack: entities, relationships, related links,
+contradiction candidates and goal links, done asynchronously after a store."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import psycopg
+
+from exocortex.cli.stack import Stack
+
+
+async def _store(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    reply = await api.post("/api/memories", json=body)
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
+async def wait_enriched(
+    api: httpx.AsyncClient, memory_id: str, attempts: int = 300
+) -> dict[str, Any]:
+    """Poll until the worker has finished (bounded; the speed is measured in benchmarks)."""
+    for _ in range(attempts):
+        memory = (await api.get(f"/api/memories/{memory_id}")).json()
+        if memory["enrichment_status"] == "done":
+            return dict(memory)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"memory {memory_id} was not enriched")
+
+
+def _rows(stack: Stack, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    with psycopg.connect(stack.database_url) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+async def test_entities_and_relationships_with_context(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    memory = await _store(
+        api,
+        content="Exocortex uses NATS for real-time event streaming. The Exocortex project "
+        "was started by Ada Lovelace at Acme Labs.",
+        namespace=namespace,
+    )
+    assert memory["enrichment_status"] == "pending"
+    done = await wait_enriched(api, memory["id"])
+    assert done["version"] > memory["version"]
+    entities = dict(
+        _rows(
+            exo_stack,
+            "SELECT e.name, e.type FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+            "WHERE me.memory_id = %s",
+            memory["id"],
+        )
+    )
+    assert entities["NATS"] == "technology"
+    assert entities["Ada Lovelace"] == "person"
+    assert entities["Acme Labs"] == "organization"
+    assert entities["Exocortex"] == "project"
+    rels = _rows(
+        exo_stack,
+        "SELECT s.name, r.relationship, t.name, r.context FROM entity_relationships r "
+        "JOIN entities s ON s.id = r.source_entity_id JOIN entities t ON t.id = r.target_entity_id "
+        "WHERE r.memory_id = %s",
+        memory["id"],
+    )
+    assert ("Exocortex", "uses", "NATS", "for real-time event streaming") in rels
+    assert "nats" in done["keywords"]
+
+
+async def test_related_links_and_contradiction_candidates(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    first = await _store(
+        api,
+        content="The API request timeout of the billing gateway is 30 seconds.",
+        namespace=namespace,
+        tags=["billing"],
+    )
+    await wait_enriched(api, first["id"])
+    await _store(api, content="Sourdough needs a long cold proof overnight.", namespace=namespace)
+    second = await _store(
+        api,
+        content="The API request timeout of the billing gateway is 90 seconds.",
+        namespace=namespace,
+        tags=["config"],
+    )
+    assert second["dedup_action"] == "created"  # no shared tag, so not a duplicate
+    await wait_enriched(api, second["id"])
+    links = _rows(
+        exo_stack,
+        "SELECT target_id, link_type, strength FROM memory_links WHERE source_id = %s",
+        second["id"],
+    )
+    assert [(t, kind) for t, kind, _ in links] == [(first["id"], "related")]
+    assert links[0][2] >= 0.75
+    contradictions = _rows(
+        exo_stack,
+        "SELECT memory_a_id, memory_b_id, kind, status FROM contradictions "
+        "WHERE memory_a_id = %s OR memory_b_id = %s",
+        second["id"],
+        second["id"],
+    )
+    assert contradictions == [(second["id"], first["id"], "value_change", "pending")]
+
+
+async def test_goal_links_without_demoting_tags(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    with psycopg.connect(exo_stack.database_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO goals (id, namespace, title, description) VALUES (%s, %s, %s, %s)",
+            (f"g-{namespace}", namespace, "Cut cloud hosting costs", "Reduce the monthly AWS bill"),
+        )
+    memory = await _store(
+        api,
+        content="Moving the batch jobs to spot instances cut our monthly AWS hosting bill by 40%.",
+        namespace=namespace,
+    )
+    done = await wait_enriched(api, memory["id"])
+    links = _rows(
+        exo_stack, "SELECT goal_id, kind FROM goal_links WHERE memory_id = %s", memory["id"]
+    )
+    assert links == [(f"g-{namespace}", "implicit")]
+    assert done["is_metadata"] is False
+    assert not any(t.startswith("goal-progress") for t in done["tags"])
+    unrelated = await _store(
+        api, content="The cat sleeps on the warm windowsill.", namespace=namespace
+    )
+    await wait_enriched(api, unrelated["id"])
+    assert _rows(exo_stack, "SELECT 1 FROM goal_links WHERE memory_id = %s", unrelated["id"]) == []
+
+
+async def test_content_update_is_enriched_again(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    memory = await _store(api, content="Our stack uses Redis for caching.", namespace=namespace)
+    await wait_enriched(api, memory["id"])
+    reply = await api.patch(
+        f"/api/memories/{memory['id']}", json={"content": "Our stack uses Memcached and Kafka."}
+    )
+    assert reply.json()["enrichment_status"] == "pending"
+    await wait_enriched(api, memory["id"])
+    names = {
+        r[0]
+        for r in _rows(
+            exo_stack,
+            "SELECT e.name FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+            "WHERE me.memory_id = %s",
+            memory["id"],
+        )
+    }
+    assert "Kafka" in names
+    assert "Redis" not in names

@@ -1,0 +1,190 @@
+"""Faults on the write path, on a stack of its own (parts are stopped and started again):
+the embedding model away → a clean 503 and nothing written; NATS, the retrieval process (the
+indexes) or enrichment away → writes are acknowledged, kept, and processed once they return."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+import pytest_asyncio
+
+from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.postgres import EmbeddedPostgres
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def fault_stack(
+    postgres_server: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    name = f"exo_faults_{uuid.uuid4().hex[:6]}"
+    postgres_server.ensure_database(name)
+    config = StackConfig.with_free_ports(
+        Path(tmp_path_factory.mktemp("faults")),
+        database_url=postgres_server.dsn_for(name),
+        # Short read-your-writes waits: several stores here are expected not to be indexed.
+        extra_env={"EXO_STORE_WAIT_MS": "1000"},
+    )
+    stack = Stack(config)
+    stack.start(timeout=300)
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest_asyncio.fixture
+async def client(fault_stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=fault_stack.gateway_url, timeout=60.0) as c:
+        yield c
+
+
+def _count(stack: Stack, sql: str, *params: Any) -> int:
+    with psycopg.connect(stack.database_url) as conn:
+        row = conn.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _eventually_found(
+    client: httpx.AsyncClient, namespace: str, query: str, memory_id: str
+) -> None:
+    for _ in range(600):
+        reply = await client.post(
+            "/api/memories/search", json={"query": query, "namespace": namespace}
+        )
+        if reply.status_code == 200 and any(
+            r["memory"]["id"] == memory_id for r in reply.json()["results"]
+        ):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{memory_id} never became searchable")
+
+
+async def _eventually_enriched(client: httpx.AsyncClient, memory_id: str) -> None:
+    for _ in range(600):
+        memory = (await client.get(f"/api/memories/{memory_id}")).json()
+        if memory["enrichment_status"] == "done":
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{memory_id} was never enriched")
+
+
+async def test_embedding_down_fails_fast_and_writes_nothing(
+    fault_stack: Stack, client: httpx.AsyncClient
+) -> None:
+    namespace = f"f-{uuid.uuid4().hex[:8]}"
+    outbox_before = _count(fault_stack, "SELECT count(*) FROM outbox")
+    fault_stack.stop_part("embedding")
+    try:
+        reply = await client.post(
+            "/api/memories",
+            json={"content": "Written while the model is away.", "namespace": namespace},
+        )
+        assert reply.status_code == 503
+        assert "embedding service is unavailable" in reply.json()["detail"]
+        imported = await client.post(
+            "/api/memories/import",
+            json={
+                "memories": [
+                    {"content": f"Import {i} while away.", "namespace": namespace} for i in range(3)
+                ]
+            },
+        )
+        assert imported.status_code == 503
+        assert (
+            _count(fault_stack, "SELECT count(*) FROM memories WHERE namespace = %s", namespace)
+            == 0
+        )
+        assert _count(fault_stack, "SELECT count(*) FROM outbox") == outbox_before
+    finally:
+        fault_stack.start_part("embedding")
+    for _ in range(600):
+        reply = await client.post(
+            "/api/memories",
+            json={"content": "Written once the model is back.", "namespace": namespace},
+        )
+        if reply.status_code == 201:
+            break
+        await asyncio.sleep(0.2)
+    assert reply.status_code == 201
+
+
+async def test_nats_down_keeps_writes_and_delivers_them_later(
+    fault_stack: Stack, client: httpx.AsyncClient
+) -> None:
+    namespace = f"f-{uuid.uuid4().hex[:8]}"
+    fault_stack.stop_part("nats")
+    try:
+        reply = await client.post(
+            "/api/memories",
+            json={
+                "content": "The lighthouse keeper logs the fog horn hours.",
+                "namespace": namespace,
+            },
+        )
+        assert reply.status_code == 201, reply.text
+        memory = reply.json()
+        assert memory["indexed"] is False
+        assert _count(fault_stack, "SELECT count(*) FROM outbox WHERE published_at IS NULL") >= 1
+    finally:
+        fault_stack.start_part("nats")
+    await _eventually_found(client, namespace, "fog horn hours", memory["id"])
+    await _eventually_enriched(client, memory["id"])
+
+
+async def test_retrieval_down_keeps_writes_and_indexes_them_later(
+    fault_stack: Stack, client: httpx.AsyncClient
+) -> None:
+    namespace = f"f-{uuid.uuid4().hex[:8]}"
+    fault_stack.stop_part("retrieval")
+    try:
+        reply = await client.post(
+            "/api/memories",
+            json={"content": "The greenhouse vents open above 28 degrees.", "namespace": namespace},
+        )
+        assert reply.status_code == 201, reply.text
+        memory = reply.json()
+        assert memory["indexed"] is False
+        assert memory["dedup_action"] == "created"
+    finally:
+        fault_stack.start_part("retrieval")
+    await _eventually_found(client, namespace, "greenhouse vents temperature", memory["id"])
+    await _eventually_enriched(client, memory["id"])
+
+
+async def test_enrichment_down_leaves_memories_pending_until_it_returns(
+    fault_stack: Stack, client: httpx.AsyncClient
+) -> None:
+    namespace = f"f-{uuid.uuid4().hex[:8]}"
+    fault_stack.stop_part("enrichment")
+    try:
+        reply = await client.post(
+            "/api/memories",
+            json={
+                "content": "Our billing service uses PostgreSQL and Redis.",
+                "namespace": namespace,
+            },
+        )
+        assert reply.status_code == 201
+        memory = reply.json()
+        await asyncio.sleep(1.0)
+        assert (await client.get(f"/api/memories/{memory['id']}")).json()[
+            "enrichment_status"
+        ] == "pending"
+    finally:
+        fault_stack.start_part("enrichment")
+    await _eventually_enriched(client, memory["id"])
+    assert (
+        _count(
+            fault_stack, "SELECT count(*) FROM memory_entities WHERE memory_id = %s", memory["id"]
+        )
+        >= 2
+    )

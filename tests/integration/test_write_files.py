@@ -1,0 +1,163 @@
+"""Bulk import, markdown ingest and session digests through the real stack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+SECTION = "This section carries enough body text to become a memory of its own, clearly. "
+
+
+async def test_import_reports_per_item_results(api: httpx.AsyncClient, namespace: str) -> None:
+    items: list[dict[str, Any]] = [
+        {
+            "content": f"Imported fact {i}: the hedgehog census counted {i * 13} animals.",
+            "namespace": namespace,
+        }
+        for i in range(40)
+    ]
+    items.append({"content": items[0]["content"], "namespace": namespace})  # in-batch duplicate
+    items.append({"content": "<private>nothing public</private>", "namespace": namespace})
+    items.append(
+        {"content": "Long import. " + "Paragraph text here. " * 120, "namespace": namespace}
+    )
+    reply = await api.post("/api/memories/import", json={"memories": items})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["imported"] == 42
+    assert body["failed"] == 1
+    assert body["errors"][0].startswith("memories.41:")
+    results = body["results"]
+    assert results[40]["dedup_action"] == "skipped"
+    assert results[40]["id"] == results[0]["id"]
+    assert results[41]["field"] == "memories.41.content"
+    first = (await api.get(f"/api/memories/{results[0]['id']}")).json()
+    assert first["source"] == "import"
+    long_id = results[42]["id"]
+    long = (await api.get(f"/api/memories/{long_id}")).json()
+    assert long["parent_id"] is None
+    again = await api.post("/api/memories/import", json={"memories": items[:5]})
+    assert [r["dedup_action"] for r in again.json()["results"]] == ["skipped"] * 5
+    search = await api.post(
+        "/api/memories/search",
+        json={"query": "hedgehog census counted 13 animals", "namespace": namespace},
+    )
+    assert search.json()["results"]
+
+
+async def test_import_validation(api: httpx.AsyncClient) -> None:
+    empty = await api.post("/api/memories/import", json={"memories": []})
+    assert empty.status_code == 400
+    assert empty.json()["field"] == "memories"
+    bad = await api.post(
+        "/api/memories/import", json={"memories": [{"content": "x", "importance": 5}]}
+    )
+    assert bad.status_code == 400
+    assert bad.json()["field"] == "memories.0.importance"
+
+
+async def test_markdown_ingest_splits_and_reingest_replaces(
+    api: httpx.AsyncClient, namespace: str, tmp_path: Path
+) -> None:
+    doc = tmp_path / "notes.md"
+    doc.write_text(
+        f"# Notes\n\nPreamble. {SECTION}\n\n## Alpha\n{SECTION} Alpha owls.\n\n"
+        f"## Tiny\nshort\n\n## Beta\n{SECTION} Beta badgers.\n"
+    )
+    reply = await api.post(
+        "/api/memories/ingest",
+        json={
+            "files": [{"path": str(tmp_path / "*.md")}],
+            "namespace": namespace,
+            "tags": ["Docs"],
+        },
+    )
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["stored"] == 3
+    file = body["files"][0]
+    assert file["path"] == str(doc)
+    assert file["sections"] == 3
+    memories = [(await api.get(f"/api/memories/{i}")).json() for i in file["memory_ids"]]
+    alpha = next(m for m in memories if m["content"].startswith("## Alpha"))
+    assert "## Tiny\n\nshort" in alpha["content"]
+    assert alpha["content_type"] == "note"
+    assert alpha["source_uri"] == str(doc)
+    assert "docs" in alpha["tags"]
+
+    doc.write_text(f"# Notes\n\nPreamble. {SECTION}\n\n## Alpha\n{SECTION} Alpha owls, revised.\n")
+    again = (
+        await api.post(
+            "/api/memories/ingest",
+            json={"files": [{"path": str(doc)}], "namespace": namespace},
+        )
+    ).json()["files"][0]
+    assert again["unchanged"] == 1
+    assert again["stored"] == 1
+    assert again["replaced"] == 2
+    old = (await api.get(f"/api/memories/{alpha['id']}")).json()
+    assert old["is_active"] is False
+    search = await api.post(
+        "/api/memories/search", json={"query": "beta badgers", "namespace": namespace}
+    )
+    assert all("Beta badgers" not in r["memory"]["content"] for r in search.json()["results"])
+
+
+async def test_markdown_ingest_of_given_text_and_missing_files(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    reply = await api.post(
+        "/api/memories/ingest",
+        json={
+            "files": [
+                {"path": "mem://handbook", "content": f"## One\n{SECTION}\n## Two\n{SECTION}2"}
+            ],
+            "namespace": namespace,
+        },
+    )
+    assert reply.json()["stored"] == 2
+    missing = await api.post(
+        "/api/memories/ingest", json={"files": [{"path": "/nonexistent/dir/*.md"}]}
+    )
+    assert missing.status_code == 404
+    assert missing.json()["field"] == "files.0.source_uri"
+
+
+def _line(*blocks: dict[str, Any]) -> str:
+    return json.dumps({"type": "assistant", "message": {"content": list(blocks)}})
+
+
+async def test_session_digest_stores_one_summary(api: httpx.AsyncClient, namespace: str) -> None:
+    transcript = "\n".join(
+        [
+            _line({"type": "tool_use", "name": "Read", "input": {"file_path": "/w/kiln/src/a.py"}}),
+            _line({"type": "tool_use", "name": "Edit", "input": {"file_path": "/w/kiln/src/a.py"}}),
+            _line({"type": "tool_use", "name": "Edit", "input": {"file_path": "/w/kiln/src/a.py"}}),
+            _line({"type": "tool_use", "name": "Bash", "input": {"command": "pytest -q"}}),
+            _line({"type": "tool_use", "name": "mcp__exocortex__memory_search", "input": {}}),
+            _line({"type": "text", "text": "We decided to cache the kiln temperatures in memory."}),
+            "garbage line",
+        ]
+    )
+    reply = await api.post(
+        "/api/memories/digest-session",
+        json={"transcript": transcript, "namespace": namespace, "agent": "coder"},
+    )
+    assert reply.status_code == 201, reply.text
+    body = reply.json()
+    assert body["project"] == "kiln"
+    assert body["actions"] == 2
+    memory = body["memory"]
+    assert memory["content_type"] == "summary"
+    assert memory["source"] == "digest"
+    assert memory["agent"] == "coder"
+    assert {"session-digest", "kiln"} <= set(memory["tags"])
+    assert "Edit /w/kiln/src/a.py" in memory["content"]
+    assert "memory_search" not in memory["content"]
+    assert "Read" not in memory["content"]
+    empty = await api.post("/api/memories/digest-session", json={"transcript": "{}"})
+    assert empty.status_code == 400
+    assert empty.json()["field"] == "transcript"
