@@ -72,6 +72,9 @@ def up(
         f"  Logs       {stack.log_dir}\n"
         "Press Ctrl-C to stop."
     )
+    # From here on Ctrl-C and SIGTERM both mean "stop cleanly" (also when SIGINT was ignored,
+    # as it is for a backgrounded job).
+    signal.signal(signal.SIGINT, _request_stop)
     code = 0
     try:
         while not stop_requested:
