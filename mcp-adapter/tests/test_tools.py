@@ -248,10 +248,10 @@ async def test_ingest_markdown_and_reingest(mcp: Client, namespace: str, tmp_pat
     )
     out, text = await call(mcp, "memory_ingest", path=str(tmp_path / "*.md"), namespace=namespace)
     assert out["stored"] >= 2
-    assert out["files"][0]["source_uri"] == str(doc.resolve())
+    assert out["files"][0]["path"] == str(doc.resolve())
     assert "runbook.md" in text
-    found, _ = await call(mcp, "memory_search", query="rotate api keys", namespace=namespace)
-    assert "EXO_API_KEYS" in found["results"][0]["text"]
+    found, _ = await call(mcp, "memory_search", query="rotating keys", namespace=namespace)
+    assert any("EXO_API_KEYS" in r["text"] for r in found["results"])
 
     again, _ = await call(mcp, "memory_ingest", path=str(doc), namespace=namespace)
     assert again["stored"] + sum(f["unchanged"] for f in again["files"]) >= 2
@@ -307,14 +307,14 @@ async def test_ping(mcp: Client) -> None:
 
 async def test_goals_and_milestones(mcp: Client, namespace: str) -> None:
     created, text = await call(
-        mcp, "goal_create", title=f"Ship the MCP adapter {namespace}", priority="high"
+        mcp, "goal_create", title="Ship the MCP adapter", priority="high", namespace=namespace
     )
     goal_id = created["goal"]["id"]
     assert created["goal"]["priority"] == "high"
     assert goal_id in text
 
-    listed, _ = await call(mcp, "goal_list")
-    assert goal_id in {g["id"] for g in listed["goals"]}
+    listed, _ = await call(mcp, "goal_list", namespace=namespace)
+    assert [g["id"] for g in listed["goals"]] == [goal_id]
 
     added, _ = await call(mcp, "goal_add_milestone", id=goal_id, title="Tools list")
     await call(mcp, "goal_add_milestone", id=goal_id, title="Transports")

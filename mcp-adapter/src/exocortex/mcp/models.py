@@ -114,7 +114,7 @@ class LinkOutput(Out):
 
 
 class IngestedFile(Out):
-    source_uri: str
+    path: str
     sections: int = 0
     stored: int = 0
     unchanged: int = 0
@@ -184,6 +184,7 @@ class Milestone(Out):
 
 class Goal(Out):
     id: str
+    namespace: str = "default"
     title: str
     description: str | None = None
     status: str = "active"
@@ -192,6 +193,7 @@ class Goal(Out):
     metadata: dict[str, Any] = Field(default_factory=dict)
     milestones: list[Milestone] = Field(default_factory=list)
     progress: list[Hit] = Field(default_factory=list)
+    progress_count: int = 0
     completed_at: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
@@ -225,4 +227,11 @@ class PingOutput(Out):
     status: str
     gateway_url: str
     dependencies: dict[str, str] = Field(default_factory=dict)
-    stats: dict[str, Any] = Field(default_factory=dict)
+    active: int | None = None
+    total: int | None = None
+    chunks: int | None = None
+    entities: int | None = None
+    tags: int | None = None
+    oldest: str | None = None
+    newest: str | None = None
+    uptime: float | None = None

@@ -28,7 +28,8 @@ def render_goal(g: Goal, *, detail: bool = True) -> str:
     done = sum(m.status == "completed" for m in g.milestones)
     head = f"[{g.id}] {g.title} ({g.status}, {g.priority}"
     head += f", due {g.deadline[:10]}" if g.deadline else ""
-    head += f", milestones {done}/{len(g.milestones)})" if g.milestones else ")"
+    head += f", milestones {done}/{len(g.milestones)}" if g.milestones else ""
+    head += f", {g.progress_count} progress notes)" if g.progress_count else ")"
     if not detail:
         return head
     lines = [head]
@@ -51,6 +52,7 @@ async def goal_create(
     priority: Priority = "medium",
     deadline: Deadline = None,
     metadata: dict[str, Any] | None = None,
+    namespace: str | None = None,
 ) -> Annotated[CallToolResult, GoalOutput]:
     """Create a persistent goal."""
     raw = await Api(ctx).call(
@@ -62,6 +64,7 @@ async def goal_create(
             priority=priority,
             deadline=deadline,
             metadata=metadata,
+            namespace=namespace,
         ),
     )
     g = goal(raw)
@@ -71,13 +74,12 @@ async def goal_create(
 async def goal_list(
     ctx: Context,
     status: Status | Literal["all"] = "active",
-    include_progress: bool = False,
+    include_progress: Annotated[bool, Field(description="show milestones")] = False,
+    namespace: str | None = None,
 ) -> Annotated[CallToolResult, GoalListOutput]:
     """List goals by status."""
     raw = await Api(ctx).call(
-        "GET",
-        "/api/goals",
-        params={"status": status, "include_progress": include_progress or None},
+        "GET", "/api/goals", params={"status": status, "namespace": namespace}
     )
     goals = [goal(g) for g in items(raw, "results", "goals")]
     out = GoalListOutput(count=len(goals), goals=goals)
@@ -88,7 +90,7 @@ async def goal_list(
 
 
 async def goal_get(
-    ctx: Context, id: str, progress_limit: Annotated[int, Field(ge=0, le=100)] = 10
+    ctx: Context, id: str, progress_limit: Annotated[int, Field(ge=1, le=100)] = 10
 ) -> Annotated[CallToolResult, GoalOutput]:
     """A goal with its milestones and recent progress."""
     raw = await Api(ctx).call(
@@ -135,8 +137,7 @@ async def goal_log(
         f"/api/goals/{check_id(id)}/progress",
         json={"content": require_text(content, "content"), "importance": importance},
     )
-    memory_id = raw.get("memory_id") or (raw.get("memory") or {}).get("id") or raw.get("id")
-    out = GoalLogOutput(goal_id=id, memory_id=str(memory_id))
+    out = GoalLogOutput(goal_id=id, memory_id=str((raw.get("memory") or {}).get("id")))
     return result(f"Logged progress on goal {id} (memory {out.memory_id})", out)
 
 

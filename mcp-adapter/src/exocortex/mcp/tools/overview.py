@@ -44,7 +44,7 @@ async def memory_project_snapshot(
         find(5, tags=["decision"]),
         find(5, tags=OPEN_THREAD_TAGS),
         find(5, tags=["technique"]),
-        _active_goals(api),
+        _active_goals(api, namespace),
     )
     out = SnapshotOutput(
         project=name,
@@ -72,48 +72,54 @@ async def memory_project_snapshot(
     return result("\n".join(lines), out)
 
 
-async def memory_ping(ctx: Context) -> Annotated[CallToolResult, PingOutput]:
+async def memory_ping(
+    ctx: Context, namespace: str | None = None
+) -> Annotated[CallToolResult, PingOutput]:
     """Is Exocortex up? Health of its parts and memory counts."""
     api = Api(ctx)
-    health, stats = await asyncio.gather(
-        api.call("GET", "/health"),
-        _stats(api),
-    )
+    health, counts = await asyncio.gather(api.call("GET", "/health"), _counts(api, namespace))
     deps = {
         name: str(state.get("status", state)) if isinstance(state, dict) else str(state)
         for name, state in (health.get("dependencies") or {}).items()
     }
-    out = PingOutput(
-        status=health.get("status", "unknown"),
-        gateway_url=api.state.gateway.base_url,
-        dependencies=deps,
-        stats=stats or {},
+    out = PingOutput.model_validate(
+        {
+            **(counts or {}),
+            "status": health.get("status", "unknown"),
+            "gateway_url": api.state.gateway.base_url,
+            "dependencies": deps,
+        }
     )
     lines = [f"Exocortex {out.status} at {out.gateway_url}"]
     if deps:
         lines.append("  " + ", ".join(f"{k}: {v}" for k, v in deps.items()))
-    if stats is None:
-        lines.append("  stats: this server does not support GET /api/stats yet")
+    if counts is None:
+        lines.append("  counts: this server does not support GET /api/ping yet")
     else:
-        lines += [f"  {k}: {v}" for k, v in stats.items() if not isinstance(v, dict | list)]
+        lines.append(
+            f"  {out.active} active memories ({out.total} in all, {out.chunks} chunks), "
+            f"{out.entities} entities, {out.tags} tags; oldest {out.oldest}, newest {out.newest}"
+        )
     return result("\n".join(lines), out)
 
 
-async def _active_goals(api: Api) -> list[Goal] | None:
+async def _active_goals(api: Api, namespace: str | None) -> list[Goal] | None:
     """Active goals, or None from a server without goal routes (the rest still helps)."""
     try:
-        raw = await api.call("GET", "/api/goals", params={"status": "active"})
+        raw = await api.call(
+            "GET", "/api/goals", params={"status": "active", "namespace": namespace}
+        )
     except UnsupportedRoute:
         return None
     return [goal(g) for g in items(raw, "results", "goals")]
 
 
-async def _stats(api: Api) -> dict[str, Any] | None:
+async def _counts(api: Api, namespace: str | None) -> dict[str, Any] | None:
     try:
-        raw = await api.call("GET", "/api/stats")
+        raw = await api.call("GET", "/api/ping", params={"namespace": namespace})
     except UnsupportedRoute:
         return None
-    return raw if isinstance(raw, dict) else {"stats": raw}
+    return raw if isinstance(raw, dict) else None
 
 
 def register(server: MCPServer) -> None:

@@ -10,6 +10,7 @@ from pydantic import Field
 from exocortex.mcp.common import (
     Api,
     body,
+    check_id,
     hit,
     ids_argument,
     items,
@@ -36,8 +37,6 @@ from exocortex.mcp.tools.writes import ContentType, Tags
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
-# 1-hop linked memories appended to a context (the seed's number; search asks the server's).
-LINKED_LIMIT = 3
 MaxTokens = Annotated[int, Field(ge=100, le=100_000, description="pack results into this budget")]
 Date = Annotated[str, Field(description="ISO 8601 date or time")]
 
@@ -53,6 +52,21 @@ async def search(api: Api, payload: dict[str, Any]) -> SearchOutput:
         linked=[_linked(x) for x in raw.get("linked") or []],
         mode=raw.get("mode"),
         degraded=raw.get("degraded") or [],
+    )
+
+
+def search_body(
+    query: str, limit: int, compact: bool, max_tokens: int | None, **filters: Any
+) -> dict[str, Any]:
+    """A search request: packing fetches up to 50 candidates to fill the budget; plain mode
+    (neither compact nor packed) asks for the 1-hop linked section."""
+    return body(
+        query=query,
+        limit=50 if max_tokens else limit,
+        compact=compact or None,
+        max_tokens=max_tokens,
+        include_linked=(not compact and max_tokens is None) or None,
+        **filters,
     )
 
 
@@ -84,19 +98,17 @@ async def memory_search(
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, SearchOutput]:
     """Hybrid search (semantic + keyword). Plain mode adds 1-hop linked memories."""
-    plain = not compact and max_tokens is None
-    payload = body(
-        query=require_text(query, "query"),
-        limit=50 if max_tokens else limit,
+    payload = search_body(
+        require_text(query, "query"),
+        limit,
+        compact,
+        max_tokens,
         tags=tags,
         after=after,
         before=before,
         content_type=content_type,
         min_score=min_score,
         include_metadata=include_metadata or None,
-        compact=compact or None,
-        max_tokens=max_tokens,
-        include_linked=plain or None,
         namespace=namespace,
     )
     out = await search(Api(ctx), payload)
@@ -112,31 +124,12 @@ async def memory_context(
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, SearchOutput]:
     """Load what is known about a topic, with linked memories (use at session start)."""
-    topic = require_text(topic, "topic")
-    raw = await Api(ctx).call(
-        "POST",
-        "/api/memories/context-graph",
-        json=body(
-            query=topic,
-            limit=limit,
-            compact=compact or None,
-            max_tokens=max_tokens,
-            max_linked=LINKED_LIMIT,
-            namespace=namespace,
-        ),
+    # The seed's context is a search with the linked section, so it shares search's route.
+    payload = search_body(
+        require_text(topic, "topic"), limit, compact, max_tokens, namespace=namespace
     )
-    # One list: the seeds, then the memories linked to them (those name `linked_from`).
-    seeds = [r for r in items(raw, "results") if "linked_from" not in r]
-    linked = [r for r in items(raw, "results") if "linked_from" in r]
-    results = [_search_hit(r) for r in seeds]
-    out = SearchOutput(
-        query=topic,
-        count=len(results),
-        results=results,
-        linked=[_linked(x) for x in linked + items(raw, "linked")],
-        degraded=raw.get("degraded") or [],
-    )
-    return result(render_search(out, f'Context for "{topic}"', full=not compact), out)
+    out = await search(Api(ctx), payload)
+    return result(render_search(out, f'Context for "{out.query}"', full=not compact), out)
 
 
 async def memory_get(
@@ -272,8 +265,7 @@ async def memory_timeline(
     tags: Tags | None = None,
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, TimelineOutput]:
-    """Decision history, a memory's supersession lineage, a topic's evolution, or the
-    epoch → theme → episode hierarchy."""
+    """Decision history, a memory's lineage, a topic's evolution, or the month hierarchy."""
     api = Api(ctx)
     if mode == "hierarchy":
         raw = await api.call(
@@ -296,7 +288,12 @@ async def memory_timeline(
                 lines.append(f"  - {str(theme.get('content', ''))[:120]}")
         return result("\n".join(lines), out)
     if mode == "lineage":
-        chain = await _lineage(api, memory_id)
+        raw = await api.call(
+            "GET",
+            "/api/timeline",
+            params={"mode": "lineage", "memory_id": check_id(memory_id or "", "memory_id")},
+        )
+        chain = [hit(m) for m in items(raw, "lineage")]
         out = TimelineOutput(mode=mode, count=len(chain), memories=chain)
         lines = [f"Lineage of {memory_id} (oldest first):"]
         lines += [render_hit(h, full=False) for h in chain]
@@ -313,28 +310,27 @@ async def memory_timeline(
         out = TimelineOutput(mode=mode, count=len(hits), memories=hits)
         lines = [f'Evolution of "{topic}" (oldest first):'] + [render_hit(h) for h in hits]
         return result("\n".join(lines), out)
-    # Decisions: the decision tag, AND-ed with any tags given.
-    hits = await browse(
-        api, tags=["decision"], after=after, before=before, limit=limit, namespace=namespace
+    # Decisions, newest first; tags given narrow them further (all must match).
+    raw = await api.call(
+        "GET",
+        "/api/timeline",
+        params={
+            "mode": "decisions",
+            "after": after,
+            "before": before,
+            "limit": limit,
+            "namespace": namespace,
+        },
     )
     wanted = {t.strip().lower() for t in tags or []}
-    hits = [h for h in hits if wanted <= set(h.tags)]
+    rows = [m for m in items(raw, "decisions") if wanted <= set(m.get("tags") or [])]
+    hits = [hit(m) for m in rows]
     out = TimelineOutput(mode=mode, count=len(hits), memories=hits)
-    lines = [f"{len(hits)} decisions (newest first):"] + [render_hit(h) for h in hits]
+    lines = [f"{len(hits)} decisions (newest first):"]
+    for h, row in zip(hits, rows, strict=True):
+        older = row.get("supersedes") or []
+        lines.append(render_hit(h) + (f" supersedes {', '.join(older)}" if older else ""))
     return result("\n".join(lines), out)
-
-
-async def _lineage(api: Api, memory_id: str | None) -> list[Hit]:
-    """Follow ``superseded_by`` forward from a memory (at most 10 steps)."""
-    current = require_text(memory_id or "", "memory_id")
-    chain: list[Hit] = []
-    seen: set[str] = set()
-    while current and current not in seen and len(chain) < 10:
-        seen.add(current)
-        raw = await api.call("GET", f"/api/memories/{current}")
-        chain.append(hit(raw))
-        current = raw.get("superseded_by") or ""
-    return chain
 
 
 def _search_hit(raw: dict[str, Any]) -> Hit:

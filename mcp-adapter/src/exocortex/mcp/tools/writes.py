@@ -40,6 +40,8 @@ Tags = list[Annotated[str, Field(max_length=100)]]
 # Files an agent may hand to memory_ingest in one call; a glob can match far more.
 MAX_INGEST_FILES = 200
 MAX_FILE_BYTES = 5 * 1024 * 1024
+# The attribution fields a session digest records.
+DIGEST_WHO = ("agent", "session_id", "model_id", "provider")
 
 
 async def memory_store(
@@ -145,7 +147,7 @@ async def memory_forget(
     api = Api(ctx)
     path = f"/api/memories/{check_id(id)}"
     if archive:
-        await api.call("PATCH", path, json={"is_active": False})
+        await api.call("POST", f"{path}/archive")
         return result(f"Archived memory {id}", ForgetOutput(id=id, deleted=False))
     await api.call("DELETE", path)
     return result(f"Deleted memory {id}", ForgetOutput(id=id, deleted=True))
@@ -212,7 +214,7 @@ async def memory_ingest(
         "POST",
         "/api/memories/ingest",
         json=body(
-            files=[{"source_uri": uri, "content": text} for uri, text in files],
+            files=[{"path": uri, "content": text} for uri, text in files],
             tags=tags,
             importance=importance,
             content_type=content_type,
@@ -224,7 +226,7 @@ async def memory_ingest(
         f"Ingested {out.stored} memories from {len(out.files)} file(s) (replaced {out.replaced})"
     ]
     lines += [
-        f"- {f.source_uri}: {f.stored} stored, {f.sections} sections, {f.unchanged} unchanged"
+        f"- {f.path}: {f.stored} stored, {f.sections} sections, {f.unchanged} unchanged"
         for f in out.files
     ]
     return result("\n".join(lines), out)
@@ -240,20 +242,19 @@ async def memory_digest_session(
 ) -> Annotated[CallToolResult, DigestOutput]:
     """Digest a coding-session transcript into one stored session summary."""
     api = Api(ctx)
-    where, transcript = await asyncio.to_thread(_read_transcript, transcript_path)
+    transcript = await asyncio.to_thread(_read_file, transcript_path)
     raw = await api.call(
         "POST",
-        "/api/memories/digest",
+        "/api/memories/digest-session",
         json=body(
             transcript=transcript,
-            transcript_path=where,
             tags=tags,
             project=project,
             namespace=namespace,
-            **api.attribution(session_id=session_id),
+            **{k: v for k, v in api.attribution(session_id=session_id).items() if k in DIGEST_WHO},
         ),
     )
-    stored = raw.get("stored") or raw.get("memory") or {}
+    stored = raw.get("memory") or {}
     out = DigestOutput(
         id=stored.get("id") or raw.get("id"),
         project=raw.get("project"),
@@ -271,7 +272,8 @@ async def memory_digest_session(
     return result(text, out)
 
 
-def _read_file(path: Path) -> str:
+def _read_file(where: str | Path) -> str:
+    path = Path(where).expanduser() if isinstance(where, str) else where
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise ToolError(f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
@@ -284,11 +286,6 @@ def _read_file(path: Path) -> str:
         ) from exc
     except OSError as exc:
         raise ToolError(f"cannot read {path}: {exc.strerror}") from exc
-
-
-def _read_transcript(path: str) -> tuple[str, str]:
-    where = Path(path.strip()).expanduser().resolve()
-    return str(where), _read_file(where)
 
 
 def _read_markdown(patterns: list[str]) -> list[tuple[str, str]]:
