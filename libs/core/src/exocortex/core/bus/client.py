@@ -13,7 +13,7 @@ from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
-from nats.js.errors import NotFoundError
+from nats.js.errors import FetchTimeoutError, NotFoundError
 
 from exocortex.core.bus import subjects
 from exocortex.core.logging import get_logger
@@ -111,7 +111,8 @@ class DurableConsumer:
                     )
                 try:
                     msgs = await sub.fetch(self.batch_size, timeout=self.fetch_timeout)
-                except NatsTimeoutError:
+                except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
+                    # Nothing to do within the fetch window: the normal idle case.
                     continue
                 try:
                     await self.handler(msgs)
@@ -128,7 +129,11 @@ class DurableConsumer:
             except Exception as exc:
                 # NATS away, stream not there yet, ...: keep trying; nothing is lost because the
                 # outbox keeps unpublished events and JetStream keeps unacked ones.
-                log.warning("consumer loop error; retrying", consumer=self.durable, error=str(exc))
+                log.warning(
+                    "consumer loop error; retrying",
+                    consumer=self.durable,
+                    error=str(exc) or type(exc).__name__,
+                )
                 sub = None
                 with suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=1.0)
