@@ -32,7 +32,8 @@ async def test_store_then_find_by_word_and_by_paraphrase(
     memory = created.json()
     assert memory["indexed"] is True
     assert memory["dedup_action"] == "created"
-    assert memory["tags"] == ["architecture", "message-bus"]
+    # Given tags are normalised; auto-tags (decision, nats, ...) come on top.
+    assert {"architecture", "message-bus"} <= set(memory["tags"])
     await api.post(
         "/api/memories",
         json={
