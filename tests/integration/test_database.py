@@ -177,7 +177,7 @@ async def test_outbox_enqueue_fetch_mark_backlog(database_url: str) -> None:
 async def test_pool_yields_dict_rows(db_pool: Pool) -> None:
     async with db_pool.connection() as conn:
         cur = await conn.execute("SELECT value FROM settings WHERE key = 'scoring.rrf_k'")
-        assert await cur.fetchone() == {"value": "60"}
+        assert await cur.fetchone() == {"value": "15"}
 
 
 def test_embedded_postgres_restart_keeps_data(tmp_path: Path) -> None:

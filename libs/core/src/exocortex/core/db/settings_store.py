@@ -18,15 +18,15 @@ _METADATA_TAGS = (
 
 DEFAULT_SETTINGS: dict[str, str] = {
     # Hybrid scoring and fusion.
-    "scoring.vector_weight": "0.45",
-    "scoring.fts_weight": "0.25",
+    "scoring.vector_weight": "0.40",
+    "scoring.fts_weight": "0.60",
     "scoring.recency_weight": "0.20",
     "scoring.frequency_weight": "0.10",
     "scoring.recency_decay": "0.05",
     "scoring.min_score": "0.15",
     "scoring.tag_boost": "0.10",
     "scoring.use_rrf": "true",
-    "scoring.rrf_k": "60",
+    "scoring.rrf_k": "15",
     "scoring.rrf_min_score": "0.001",
     "scoring.graph_weight": "0.10",
     "scoring.usefulness_weight": "0.05",
