@@ -22,7 +22,9 @@ from exocortex.proto.v1 import ingest_pb2
 log = get_logger(__name__)
 
 Row = dict[str, Any]
-BATCH_SIZE = 256
+BATCH_SIZE = 128
+# A batch of long texts on a busy CPU can take a while; a store keeps the short default.
+EMBED_TIMEOUT_SECONDS = 180.0
 MAX_ITEMS = 10_000
 
 
@@ -92,7 +94,7 @@ class BulkImporter:
             texts = [t for _, p in ordered for t in p.embed_texts()]
             # One embedding call for the batch; if the model is away the batch fails as a
             # whole (nothing of it was written).
-            vectors = await self._ingest.embedder.embed(texts)
+            vectors = await self._ingest.embedder.embed(texts, timeout=EMBED_TIMEOUT_SECONDS)
             by_item: dict[int, list[Any]] = {}
             cursor = 0
             for i, p in ordered:
