@@ -10,14 +10,21 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+import pytest_asyncio
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
-from .conftest import call, held
+from exocortex.cli.stack import Stack
+from exocortex.testing.gateway import serve_gateway
+
+from .conftest import call, call_error, held
 
 pytestmark = pytest.mark.e2e
 
@@ -61,13 +68,19 @@ async def test_exo_mcp_over_stdio(gateway_url: str, namespace: str) -> None:
 
 @pytest.fixture
 def http_adapter(gateway_url: str) -> Iterator[str]:
+    with serve_http_adapter(gateway_url) as url:
+        yield url
+
+
+@contextmanager
+def serve_http_adapter(gateway_url: str, **env: str) -> Iterator[str]:
     """`exo mcp --transport http` on a free port; yields the MCP endpoint URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     process = subprocess.Popen(
         [EXO, "mcp", "--transport", "http", "--port", str(port)],
-        env=adapter_env(gateway_url),
+        env=adapter_env(gateway_url) | env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -101,6 +114,49 @@ async def test_exo_mcp_over_streamable_http(http_adapter: str, namespace: str) -
             "Remote agents reach the memory over streamable HTTP on port 3211.",
             "which port do remote agents use?",
         )
+
+
+RW_KEY = "mcp-rw-key-0123456789abcdef"
+RO_KEY = "mcp-ro-key-0123456789abcdef"
+
+
+@pytest_asyncio.fixture
+async def guarded_gateway(exo_stack: Stack) -> AsyncIterator[str]:
+    """A second gateway in front of the session's services that requires API keys."""
+    async with serve_gateway(exo_stack, EXO_API_KEYS=f"{RW_KEY},{RO_KEY}:ro") as url:
+        yield url
+
+
+async def test_the_adapter_key_and_a_remote_clients_own_key(
+    guarded_gateway: str, namespace: str
+) -> None:
+    # The adapter's own key (EXO_MCP_API_KEY) is used when a client sends none.
+    with serve_http_adapter(guarded_gateway, EXO_MCP_API_KEY=RW_KEY) as url:
+        async with held(Client(url)) as client:
+            await call(
+                client,
+                "memory_store",
+                content="Stored with the key of the adapter.",
+                namespace=namespace,
+            )
+    # Without any key the gateway refuses, and the agent is told how to fix it.
+    with serve_http_adapter(guarded_gateway) as url:
+        async with held(Client(url)) as client:
+            refused = await call_error(client, "memory_search", query="key", namespace=namespace)
+            assert "EXO_MCP_API_KEY" in refused
+        # A client's own key travels through: read-only may search but not store.
+        headers = {"Authorization": f"Bearer {RO_KEY}"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with held(Client(transport)) as client:
+                found, _ = await call(
+                    client, "memory_search", query="adapter key", namespace=namespace
+                )
+                assert found["count"] == 1
+                denied = await call_error(
+                    client, "memory_store", content="Should not be stored.", namespace=namespace
+                )
+                assert "read-only" in denied
 
 
 def inspector(*args: str, env: dict[str, str]) -> Any:
