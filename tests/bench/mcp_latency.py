@@ -47,45 +47,48 @@ def content(i: int) -> str:
     return f"Note {i} ({uuid.uuid4().hex[:8]}): {TOPICS[i % len(TOPICS)]}."
 
 
-async def timed(call: Callable[[int], Awaitable[Any]], n: int) -> list[float]:
-    await call(-1)  # warm-up: connections, first-call imports
-    out = []
-    for i in range(n):
-        start = time.perf_counter()
-        await call(i)
-        out.append((time.perf_counter() - start) * 1000)
-    return out
+Call = Callable[[str, int], Awaitable[Any]]
 
 
-async def rest(url: str, namespace: str, n: int) -> dict[str, list[float]]:
-    async with httpx.AsyncClient(base_url=url, timeout=60) as api:
-
-        async def store(i: int) -> None:
-            body = {"content": content(i), "namespace": namespace, "source": "api"}
+def rest_caller(api: httpx.AsyncClient, namespace: str) -> Call:
+    async def call(tool: str, i: int) -> None:
+        if tool == "store":
+            body: dict[str, Any] = {"content": content(i), "namespace": namespace}
             (await api.post("/api/memories", json=body)).raise_for_status()
-
-        async def search(i: int) -> None:
+        else:
             body = {"query": QUERIES[i % 3], "namespace": namespace, "include_linked": True}
             (await api.post("/api/memories/search", json=body)).raise_for_status()
 
-        return {"store": await timed(store, n), "search": await timed(search, n)}
+    return call
 
 
-async def through_mcp(target: Any, namespace: str, n: int) -> dict[str, list[float]]:
-    async with Client(target) as client:
+def mcp_caller(client: Client, namespace: str) -> Call:
+    async def call(tool: str, i: int) -> None:
+        args: dict[str, Any]
+        if tool == "store":
+            args = {"content": content(i), "namespace": namespace}
+        else:
+            args = {"query": QUERIES[i % 3], "namespace": namespace}
+        result = await client.call_tool(f"memory_{tool}", args)
+        if getattr(result, "is_error", False):
+            raise RuntimeError(f"memory_{tool} failed: {result}")
 
-        async def call(tool: str, args: dict[str, Any]) -> None:
-            result = await client.call_tool(tool, args)
-            if getattr(result, "is_error", False):
-                raise RuntimeError(f"{tool} failed: {result}")
+    return call
 
-        async def store(i: int) -> None:
-            await call("memory_store", {"content": content(i), "namespace": namespace})
 
-        async def search(i: int) -> None:
-            await call("memory_search", {"query": QUERIES[i % 3], "namespace": namespace})
-
-        return {"store": await timed(store, n), "search": await timed(search, n)}
+async def interleaved(callers: dict[str, Call], n: int) -> dict[str, dict[str, list[float]]]:
+    """Round-robin over the paths, call by call, so load drift on a shared machine hits every
+    path alike."""
+    out: dict[str, dict[str, list[float]]] = {name: {"store": [], "search": []} for name in callers}
+    for tool in ("store", "search"):
+        for call in callers.values():
+            await call(tool, -1)  # warm-up: connections, first-call imports
+        for i in range(n):
+            for name, call in callers.items():
+                start = time.perf_counter()
+                await call(tool, i * len(callers) + len(out[name][tool]))
+                out[name][tool].append((time.perf_counter() - start) * 1000)
+    return out
 
 
 def free_port() -> int:
@@ -98,27 +101,34 @@ async def measure(url: str, n: int) -> dict[str, dict[str, list[float]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EXO_")}
     env |= {"EXO_MCP_GATEWAY_URL": url, "EXO_LOG_LEVEL": "warning"}
     namespace = f"bench-mcp-{uuid.uuid4().hex[:8]}"
-    results = {"REST": await rest(url, namespace, n)}
-    stdio = StdioServerParameters(command=EXO, args=["mcp"], env=env)
-    results["MCP stdio"] = await through_mcp(stdio, namespace, n)
     port = free_port()
     process = await asyncio.create_subprocess_exec(
         EXO, "mcp", "--transport", "http", "--port", str(port), env=env
     )
     try:
-        for _ in range(300):
+        for _ in range(600):
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
                 await asyncio.sleep(0.1)
-        results["MCP streamable HTTP"] = await through_mcp(
-            f"http://127.0.0.1:{port}/mcp", namespace, n
-        )
+        stdio = StdioServerParameters(command=EXO, args=["mcp"], env=env)
+        async with (
+            httpx.AsyncClient(base_url=url, timeout=60) as api,
+            Client(stdio) as over_stdio,
+            Client(f"http://127.0.0.1:{port}/mcp") as over_http,
+        ):
+            return await interleaved(
+                {
+                    "REST": rest_caller(api, namespace),
+                    "MCP stdio": mcp_caller(over_stdio, namespace),
+                    "MCP streamable HTTP": mcp_caller(over_http, namespace),
+                },
+                n,
+            )
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), timeout=10)
-    return results
 
 
 def p95(values: list[float]) -> float:
@@ -130,8 +140,9 @@ def report(results: dict[str, dict[str, list[float]]], n: int) -> str:
         "# MCP latency",
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `tests/bench/mcp_latency.py`, "
-        f"{n} sequential calls each after one warm-up, on one embedded stack (2 cores, shared "
-        "with the stack itself). Milliseconds, client side, end to end.",
+        f"{n} sequential calls per path after one warm-up, the paths interleaved call by call, "
+        "on one embedded stack (2 cores, shared with the stack itself). Milliseconds, client "
+        "side, end to end.",
         "",
         "| path | store p50 | store p95 | search p50 | search p95 |",
         "|---|---:|---:|---:|---:|",
@@ -146,8 +157,8 @@ def report(results: dict[str, dict[str, list[float]]], n: int) -> str:
         "",
         "MCP overhead over REST (median): "
         + "; ".join(
-            f"{name}: store +{statistics.median(r['store']) - statistics.median(base['store']):.1f}"
-            f" ms, search +{statistics.median(r['search']) - statistics.median(base['search']):.1f}"
+            f"{name}: store {statistics.median(r['store']) - statistics.median(base['store']):+.1f}"
+            f" ms, search {statistics.median(r['search']) - statistics.median(base['search']):+.1f}"
             " ms"
             for name, r in results.items()
             if name != "REST"
