@@ -226,6 +226,17 @@ async def test_timeline_modes(mcp: Client, namespace: str) -> None:
     lineage, _ = await call(mcp, "memory_timeline", mode="lineage", memory_id=decision)
     assert [m["id"] for m in lineage["memories"]] == [decision]
 
+    epoch = await store(
+        mcp, namespace, "This month: the storage layer was rebuilt.", tags=["epoch"]
+    )
+    month = datetime.now(UTC).strftime("%Y-%m")
+    tree, text = await call(
+        mcp, "memory_timeline", mode="hierarchy", month=month, namespace=namespace
+    )
+    assert tree["count"] == 1
+    assert tree["hierarchy"]["epochs"][0]["id"] == epoch
+    assert "storage layer was rebuilt" in text
+
     message = await call_error(mcp, "memory_timeline", mode="evolution")
     assert "topic" in message
 
