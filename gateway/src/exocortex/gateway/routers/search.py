@@ -106,7 +106,10 @@ class SearchResponse(BaseModel):
 
 
 class ContextGraphResponse(BaseModel):
-    results: list[SearchResult | LinkedResult | CompactResult]
+    results: list[dict[str, Any]] = Field(
+        description="Seeds `{memory, score}` (compact: `{id, preview, score, tags, created_at}`)"
+        " then linked memories `{memory, score (= link strength), linked_from, link_type}`."
+    )
     count: int
     linked_count: int
 
