@@ -39,6 +39,28 @@ REPORT = ROOT / "docs" / "benchmarks" / "locomo.md"
 KS = (5, 10, 25)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 REFERENCE = {"dense (DRAGON)": (56.7, 66.2, 76.7), "BM25": (52.3, 59.3, 67.5)}
+_NO_BOOSTS = {
+    "scoring.recency_weight": "0",
+    "scoring.frequency_weight": "0",
+    "scoring.usefulness_weight": "0",
+    "scoring.valence_weight": "0",
+    "scoring.tag_boost": "0",
+    "scoring.graph_weight": "0",
+}
+# Same-run baselines: each index alone, through the same REST search (settings patched live).
+BASELINES = {
+    "vector index alone (all-MiniLM-L6-v2)": {
+        **_NO_BOOSTS,
+        "scoring.vector_weight": "1",
+        "scoring.fts_weight": "0",
+    },
+    "keyword index alone (tantivy BM25)": {
+        **_NO_BOOSTS,
+        "scoring.vector_weight": "0",
+        "scoring.fts_weight": "1",
+    },
+}
+SETTINGS_TTL_SECONDS = 6.0
 
 
 @dataclass
@@ -159,6 +181,39 @@ async def ask(
     await asyncio.gather(*(one(qa) for qa in sample["qa"]))
 
 
+async def baseline(
+    client: httpx.AsyncClient,
+    data: list[dict[str, Any]],
+    run_id: str,
+    memory_maps: dict[str, dict[str, set[str]]],
+    patch: dict[str, str],
+) -> Stats:
+    """Ask every question again with `patch` applied to the live settings, then restore them."""
+    before = (await client.get("/api/settings")).json()
+    (await client.patch("/api/settings", json=patch)).raise_for_status()
+    try:
+        await asyncio.sleep(SETTINGS_TTL_SECONDS)
+        stats: Stats = Stats()
+        per_category: dict[int, Stats] = defaultdict(Stats)
+        for sample in data:
+            namespace = f"locomo-{run_id}-{sample['sample_id']}"
+            await ask(
+                client,
+                sample,
+                namespace,
+                memory_maps[sample["sample_id"]],
+                stats,
+                per_category,
+                [],
+                4,
+            )
+        return stats
+    finally:
+        restore = {k: str(before[k]) for k in patch if k in before}
+        (await client.patch("/api/settings", json=restore)).raise_for_status()
+        await asyncio.sleep(SETTINGS_TTL_SECONDS)
+
+
 @contextmanager
 def running_stack(url: str | None) -> Iterator[str]:
     if url:
@@ -187,6 +242,7 @@ async def settings_snapshot(client: httpx.AsyncClient) -> dict[str, str]:
 
 
 def report(
+    baselines: dict[str, Stats],
     overall: Stats,
     per_category: dict[int, Stats],
     store_ms: list[float],
@@ -210,13 +266,24 @@ def report(
         + " | ".join(f"**{overall.mean(k):.1f}**" for k in KS)
         + f" | {overall.count()} |",
     ]
+    for name, stats in baselines.items():
+        lines.append(
+            f"| {name}, same run | "
+            + " | ".join(f"{stats.mean(k):.1f}" for k in KS)
+            + f" | {stats.count()} |"
+        )
     for name, refs in REFERENCE.items():
         lines.append(
             f"| {name}, LoCoMo paper (all 10 conversations) | "
             + " | ".join(f"{v:.1f}" for v in refs)
             + " | 1986 |"
         )
-    lines += ["", "Per category:", "", "| category | recall@5 | recall@10 | recall@25 | questions |"]
+    lines += [
+        "",
+        "Per category:",
+        "",
+        "| category | recall@5 | recall@10 | recall@25 | questions |",
+    ]
     lines.append("|---|---:|---:|---:|---:|")
     for cat in sorted(per_category):
         s = per_category[cat]
@@ -255,6 +322,7 @@ async def main() -> None:
     parser.add_argument("--out", type=Path, default=REPORT)
     parser.add_argument("--json", type=Path, help="also write raw numbers here")
     parser.add_argument("--reuse", help="namespace prefix of an earlier run to search again")
+    parser.add_argument("--no-baselines", action="store_true", help="skip the same-run baselines")
     args = parser.parse_args()
 
     data = json.loads(args.data.read_text())
@@ -264,6 +332,7 @@ async def main() -> None:
     overall, per_category = Stats(), defaultdict(Stats)
     store_ms: list[float] = []
     search_ms: list[float] = []
+    memory_maps: dict[str, dict[str, set[str]]] = {}
     started = time.perf_counter()
     with running_stack(args.url) as url:
         async with httpx.AsyncClient(base_url=url, timeout=120.0) as client:
@@ -272,17 +341,21 @@ async def main() -> None:
                 by_id = await store_conversation(
                     client, sample, namespace, args.concurrency, store_ms
                 )
-                await ask(
-                    client, sample, namespace, by_id, overall, per_category, search_ms, 4
-                )
+                memory_maps[sample["sample_id"]] = by_id
+                await ask(client, sample, namespace, by_id, overall, per_category, search_ms, 4)
                 print(
                     f"{sample['sample_id']}: {len(by_id)} memories, recall@10 so far "
                     f"{overall.mean(10):.1f}",
                     flush=True,
                 )
             settings = await settings_snapshot(client)
+            baselines: dict[str, Stats] = {}
+            if not args.no_baselines:
+                for name, patch in BASELINES.items():
+                    baselines[name] = await baseline(client, data, run_id, memory_maps, patch)
     elapsed = time.perf_counter() - started
     text = report(
+        baselines,
         overall,
         per_category,
         store_ms,

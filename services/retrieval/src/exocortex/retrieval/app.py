@@ -34,6 +34,7 @@ from exocortex.retrieval.waiters import IndexedVersions
 log = get_logger(__name__)
 
 GAUGE_INTERVAL_SECONDS = 15.0
+OPTIMIZE_CHECK_SECONDS = 2.0
 
 
 async def _model_dimensions(embedder: EmbeddingClient, stop: asyncio.Event) -> int:
@@ -76,6 +77,22 @@ async def _report_gauges(
                 await asyncio.wait_for(stop.wait(), GAUGE_INTERVAL_SECONDS)
     finally:
         await pool.close()
+
+
+async def _optimize_when_idle(vector_index: VectorIndex, stop: asyncio.Event) -> None:
+    """Embedded vector engines build their graph only on request and block searches while they
+    do; this catches up on unindexed points whenever searches pause (see the adapter)."""
+    optimize = getattr(vector_index, "optimize_when_idle", None)
+    if optimize is None:
+        return
+    while not stop.is_set():
+        try:
+            if await optimize():
+                log.info("vector index optimized while searches were idle")
+        except Exception as exc:
+            log.warning("idle optimize failed", error=str(exc))
+        with suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), OPTIMIZE_CHECK_SECONDS)
 
 
 async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
@@ -150,6 +167,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
                 _report_gauges(consumer, vector_index, keyword_index, settings, stop),
                 name="gauges",
             ),
+            asyncio.create_task(_optimize_when_idle(vector_index, stop), name="optimizer"),
         ]
         await stop.wait()
         await server.stop(settings.shutdown_grace_seconds)

@@ -4,15 +4,20 @@ Only one process may open the directory (the retrieval service owns it).
 
 The engine builds HNSW graphs only when its optimizer runs, and Edge runs the optimizer only on
 request. Unindexed points are searched by brute force (about 1.5 ms per 10k points at 384
-dimensions), so `flush()` runs the optimizer once enough unindexed points have piled up. The
-optimizer holds the interpreter lock while it works (a few seconds per ~10k points), so segment
-size is capped to keep each run short instead of rebuilding one huge graph.
+dimensions). The optimizer holds the interpreter lock while it works (seconds per ~10k points,
+tens of seconds on a busy machine), and a search arriving meanwhile waits for all of it. So the
+optimizer runs only when searches are idle: `flush()` optimizes once enough unindexed points have
+piled up *and* no search came in for `idle_seconds`; `optimize_when_idle()` (called periodically
+by the owner) catches up after a bulk load that happened while searches kept coming. Only when
+unindexed points exceed `force_threshold` (where brute force itself would cost more than a short
+pause) does a flush optimize regardless. Segment size is capped so each run stays short.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,10 +76,26 @@ class QdrantEdgeVectorIndex:
 
     name = "qdrant-edge"
 
-    def __init__(self, path: Path, dim: int, *, optimize_threshold: int = 8_000) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dim: int,
+        *,
+        optimize_threshold: int = 8_000,
+        idle_seconds: float = 3.0,
+        force_threshold: int = 60_000,
+        indexing_threshold_kb: int | None = None,
+    ) -> None:
         self._path = path
         self._dim = dim
         self._optimize_threshold = optimize_threshold
+        self._idle_seconds = idle_seconds
+        self._force_threshold = force_threshold
+        self._last_search = 0.0
+        self._indexing_threshold_kb = indexing_threshold_kb
+        # Points the engine chose not to index (small segments stay brute force) must not
+        # trigger an optimize on every check: only growth since the last run does.
+        self._left_unindexed = 0
         # Writes, flush and optimize are serialised; searches run concurrently with them.
         self._write_lock = threading.Lock()
         self._closed = False
@@ -85,7 +106,9 @@ class QdrantEdgeVectorIndex:
             vectors=qe.EdgeVectorParams(size=self._dim, distance=qe.Distance.Cosine),
             # Payload is small; keeping it in RAM makes filter checks and hit payloads cheap.
             payload_memory=qe.Memory.Cached,
-            optimizers=qe.EdgeOptimizersConfig(max_segment_size=_MAX_SEGMENT_KB),
+            optimizers=qe.EdgeOptimizersConfig(
+                max_segment_size=_MAX_SEGMENT_KB, indexing_threshold=self._indexing_threshold_kb
+            ),
         )
 
     def _open(self) -> Any:
@@ -122,6 +145,7 @@ class QdrantEdgeVectorIndex:
     async def search(self, vector: Vector, limit: int, flt: IndexFilter) -> list[IndexHit]:
         if limit <= 0:
             return []
+        self._last_search = time.monotonic()
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(as_floats(vector)),
@@ -156,10 +180,39 @@ class QdrantEdgeVectorIndex:
     def _flush(self) -> None:
         with self._write_lock:
             self._shard.flush()
-            info = self._shard.info()
-            if info.points_count - info.indexed_vectors_count >= self._optimize_threshold:
-                self._shard.optimize()
-                self._shard.flush()
+            if self._should_optimize(self._optimize_threshold):
+                self._run_optimizer()
+
+    def _run_optimizer(self) -> None:
+        self._shard.optimize()
+        self._shard.flush()
+        self._left_unindexed = self._pending()
+
+    def _pending(self) -> int:
+        info = self._shard.info()
+        return int(info.points_count - info.indexed_vectors_count)
+
+    def idle(self) -> bool:
+        return time.monotonic() - self._last_search >= self._idle_seconds
+
+    def _should_optimize(self, threshold: int) -> bool:
+        pending = self._pending() - self._left_unindexed
+        if pending >= self._force_threshold:
+            return True
+        return pending >= threshold and self.idle()
+
+    async def optimize_when_idle(self, threshold: int = 1_000) -> bool:
+        """Index what piled up while searches were busy, once they pause. True if it ran."""
+        if self._closed or not self.idle():
+            return False
+        return await asyncio.to_thread(self._optimize_when_idle, threshold)
+
+    def _optimize_when_idle(self, threshold: int) -> bool:
+        with self._write_lock:
+            if self._closed or not self._should_optimize(threshold):
+                return False
+            self._run_optimizer()
+            return True
 
     async def optimize(self) -> bool:
         """Index and compact every segment now (e.g. after a bulk rebuild, before serving)."""
@@ -169,6 +222,7 @@ class QdrantEdgeVectorIndex:
         with self._write_lock:
             changed = bool(self._shard.optimize())
             self._shard.flush()
+            self._left_unindexed = self._pending()
             return changed
 
     async def close(self) -> None:

@@ -1,0 +1,74 @@
+"""The Qdrant Edge optimizer runs only while searches are idle (it blocks them while it works),
+unless unindexed points pile up past the force threshold."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from exocortex.core.indexes.base import IndexDocument, IndexFilter
+from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+
+DIM = 8
+
+
+def docs(n: int, offset: int = 0) -> list[IndexDocument]:
+    rng = np.random.default_rng(offset)
+    return [
+        IndexDocument(
+            memory_id=f"01{i + offset:024d}",
+            version=1,
+            namespace="n",
+            content_type="text",
+            source="api",
+            tags=(),
+            created_at=datetime.now(UTC),
+            importance=0.5,
+            is_metadata=False,
+            vector=rng.standard_normal(DIM).astype(np.float32),
+        )
+        for i in range(n)
+    ]
+
+
+async def test_busy_searches_defer_the_optimizer_until_idle(tmp_path: Path) -> None:
+    index = QdrantEdgeVectorIndex(
+        tmp_path, DIM, optimize_threshold=100, idle_seconds=0.5, indexing_threshold_kb=1
+    )
+    try:
+        await index.search(np.ones(DIM, dtype=np.float32), 5, IndexFilter(namespace="n"))
+        await index.upsert(docs(300))
+        await index.flush()
+        assert index._pending() == 300  # searched just now: not optimized
+        assert await index.optimize_when_idle() is False
+        await asyncio.sleep(0.6)
+        assert await index.optimize_when_idle(threshold=1) is True
+        assert index._pending() == 0
+        hits = await index.search(np.ones(DIM, dtype=np.float32), 5, IndexFilter(namespace="n"))
+        assert len(hits) == 5
+    finally:
+        await index.close()
+
+
+async def test_flush_optimizes_when_idle_or_past_the_force_threshold(tmp_path: Path) -> None:
+    index = QdrantEdgeVectorIndex(
+        tmp_path,
+        DIM,
+        optimize_threshold=100,
+        idle_seconds=60.0,
+        force_threshold=250,
+        indexing_threshold_kb=1,
+    )
+    try:
+        await index.search(np.ones(DIM, dtype=np.float32), 5, IndexFilter(namespace="n"))
+        await index.upsert(docs(200))
+        await index.flush()
+        assert index._pending() == 200
+        await index.upsert(docs(100, offset=1000))
+        await index.flush()
+        assert index._pending() == 0  # 300 ≥ force threshold: optimized although busy
+    finally:
+        await index.close()
