@@ -151,6 +151,8 @@ def test_data_survives_a_restart(tmp_path: Path) -> None:
             json={"content": "Persistence check: the kettle is in the left cupboard."},
             timeout=60,
         ).json()
+    # Same data directory, fresh ports: only the data has to survive.
+    config = StackConfig.with_free_ports(tmp_path / "data", postgres_fsync=False)
     with Stack(config) as stack:
         again = httpx.get(f"{stack.gateway_url}/api/memories/{stored['id']}", timeout=60)
         assert again.status_code == 200

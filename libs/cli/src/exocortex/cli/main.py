@@ -67,6 +67,7 @@ def up(
         f"[green]Exocortex is up[/green] in {time.monotonic() - started:.1f}s\n"
         f"  REST API   {stack.gateway_url}/api\n"
         f"  API docs   {stack.gateway_url}/docs\n"
+        f"  MCP        {stack.mcp_url} (stdio: exo mcp)\n"
         f"  Health     {stack.gateway_url}/health\n"
         f"  Data       {config.data_dir}\n"
         f"  Logs       {stack.log_dir}\n"

@@ -20,7 +20,7 @@ import httpx
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS
 from exocortex.core.db import migrate
 from exocortex.core.runtime.nats import EmbeddedNats
-from exocortex.core.runtime.ports import free_port
+from exocortex.core.runtime.ports import free_port, port_is_open
 from exocortex.core.runtime.postgres import EmbeddedPostgres
 
 # Start order: the model loads slowest, so it starts first; everyone else retries until it is up.
@@ -36,6 +36,8 @@ class StackConfig:
     data_dir: Path
     host: str = "127.0.0.1"
     gateway_port: int = 3210
+    # The MCP adapter over streamable HTTP (0: do not start it).
+    mcp_port: int = 3211
     postgres_port: int = 5433
     nats_port: int = 4223
     grpc_ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_GRPC_PORTS))
@@ -52,6 +54,7 @@ class StackConfig:
         return cls(
             data_dir=data_dir,
             gateway_port=free_port(),
+            mcp_port=free_port(),
             postgres_port=free_port(),
             nats_port=free_port(),
             grpc_ports={name: free_port() for name in SERVICES},
@@ -82,6 +85,10 @@ class Stack:
         return f"http://{self.config.host}:{self.config.gateway_port}"
 
     @property
+    def mcp_url(self) -> str:
+        return f"http://{self.config.host}:{self.config.mcp_port}/mcp"
+
+    @property
     def embedded_nats(self) -> EmbeddedNats | None:
         """The NATS server this stack started (None when using an external one)."""
         return self._nats
@@ -101,6 +108,10 @@ class Stack:
             for name in SERVICES:
                 self._spawn(name, [sys.executable, "-m", f"exocortex.{name}"])
             self._spawn("gateway", [sys.executable, "-m", "exocortex.gateway"])
+            if self.config.mcp_port:
+                self._spawn(
+                    "mcp-adapter", [sys.executable, "-m", "exocortex.mcp", "--transport", "http"]
+                )
             self._wait_healthy(timeout)
         except BaseException:
             self.stop()
@@ -133,6 +144,9 @@ class Stack:
                 "EXO_DATA_DIR": str(cfg.data_dir),
                 "EXO_GATEWAY_HOST": cfg.host,
                 "EXO_GATEWAY_PORT": str(cfg.gateway_port),
+                "EXO_MCP_HOST": cfg.host,
+                "EXO_MCP_PORT": str(cfg.mcp_port),
+                "EXO_MCP_GATEWAY_URL": self.gateway_url,
                 "EXO_LOG_FORMAT": env.get("EXO_LOG_FORMAT", "json"),
                 # Model weights ship with the package; never reach for a hub.
                 "HF_HUB_OFFLINE": "1",
@@ -166,7 +180,7 @@ class Stack:
                 try:
                     reply = client.get(f"{self.gateway_url}/health")
                     last = reply.json().get("dependencies", {})
-                    if reply.status_code == 200:
+                    if reply.status_code == 200 and self._mcp_listening():
                         return
                 except (httpx.HTTPError, ValueError):
                     pass
@@ -180,6 +194,9 @@ class Stack:
             f"the stack did not become healthy within {timeout:.0f}s "
             f"(still down: {', '.join(down) or 'gateway'}); logs are in {self.log_dir}"
         )
+
+    def _mcp_listening(self) -> bool:
+        return not self.config.mcp_port or port_is_open(self.config.host, self.config.mcp_port)
 
     def check_children(self) -> None:
         """Raise if any process has exited: a stack with a dead part is not running."""
