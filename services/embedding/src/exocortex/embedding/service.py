@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -96,7 +97,10 @@ class MicroBatcher:
         self._model = model
         self._max_batch = max_batch
         self._max_wait = max_wait_ms / 1000.0
-        self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
+        # (priority, arrival, pending): queries (0) are served before passages (1), so a search
+        # never waits behind a bulk import's backlog, only behind the batch already running.
+        self._queue: asyncio.PriorityQueue[tuple[int, int, _Pending]] = asyncio.PriorityQueue()
+        self._arrivals = itertools.count()
         # One model thread: torch parallelises inside a batch already.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._task: asyncio.Task[None] | None = None
@@ -111,17 +115,24 @@ class MicroBatcher:
                 await self._task
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    async def embed(self, texts: list[str]) -> list[Vector]:
+    async def embed(self, texts: list[str], *, priority: int = 1) -> list[Vector]:
         if not texts:
             return []
-        future: asyncio.Future[list[Vector]] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Pending(texts, future))
-        return await future
+        # A large request is queued in max_batch slices, so it cannot hold the model for long.
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[list[Vector]]] = []
+        for start in range(0, len(texts), self._max_batch):
+            future: asyncio.Future[list[Vector]] = loop.create_future()
+            pending = _Pending(texts[start : start + self._max_batch], future)
+            await self._queue.put((priority, next(self._arrivals), pending))
+            futures.append(future)
+        parts = await asyncio.gather(*futures)
+        return [v for part in parts for v in part]
 
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            first = await self._queue.get()
+            _, _, first = await self._queue.get()
             batch = [first]
             size = len(first.texts)
             deadline = loop.time() + self._max_wait
@@ -130,7 +141,7 @@ class MicroBatcher:
                 if timeout <= 0:
                     break
                 try:
-                    item = await asyncio.wait_for(self._queue.get(), timeout)
+                    _, _, item = await asyncio.wait_for(self._queue.get(), timeout)
                 except TimeoutError:
                     break
                 batch.append(item)

@@ -27,7 +27,8 @@ class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServicer):
             max_texts=self._settings.max_texts_per_request,
             max_chars=self._settings.max_chars_per_text,
         )
-        vectors = await self._batcher.embed(texts)
+        query = request.kind == embedding_pb2.EMBED_KIND_QUERY
+        vectors = await self._batcher.embed(texts, priority=0 if query else 1)
         return embedding_pb2.EmbedResponse(vectors=[to_bytes(v) for v in vectors], model=self._info)
 
     async def GetModelInfo(

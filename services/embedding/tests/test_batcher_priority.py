@@ -1,0 +1,45 @@
+"""The micro-batcher serves queries before a bulk backlog and slices large requests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import numpy as np
+
+from exocortex.embedding.service import MicroBatcher
+
+
+class RecordingModel:
+    """Stands in for the model (a pure unit test): records each batch, takes a little time."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> Any:
+        self.batches.append(list(texts))
+        time.sleep(0.02)
+        return [np.zeros(4, dtype=np.float32) for _ in texts]
+
+
+async def test_a_query_does_not_wait_behind_a_bulk_backlog() -> None:
+    model = RecordingModel()
+    batcher = MicroBatcher(model, max_batch=4, max_wait_ms=0)  # type: ignore[arg-type]
+    batcher.start()
+    try:
+        bulk = asyncio.create_task(batcher.embed([f"passage {i}" for i in range(20)]))
+        await asyncio.sleep(0.005)  # the first slice is running
+        query = await batcher.embed(["the query"], priority=0)
+        vectors = await bulk
+    finally:
+        await batcher.stop()
+    assert len(query) == 1
+    assert len(vectors) == 20
+    assert all(len(b) <= 4 for b in model.batches)  # sliced to max_batch
+    position = next(i for i, b in enumerate(model.batches) if "the query" in b)
+    assert position <= 1, model.batches  # right after the slice that was already running
+    # Order of the passages' vectors is kept across slices.
+    assert [t for b in model.batches for t in b if t.startswith("passage")] == [
+        f"passage {i}" for i in range(20)
+    ]

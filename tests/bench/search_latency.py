@@ -1,0 +1,299 @@
+"""Search latency through REST at 10k and 100k stored memories, on the embedded default.
+
+    .venv/bin/python tests/bench/search_latency.py [--sizes 10000 100000] [--repeats 3]
+
+Starts its own stack (as `exo up` does) in a temporary directory, loads a seeded synthetic corpus
+through `POST /api/memories/import`, and at each size measures search p50/p95/p99 sequentially
+and with 8 concurrent clients. Every query is new to the service, so each search pays for its
+query embedding. The machine may be noisy: each figure is the median over repeats, and a trivial
+request (GET /health) is measured in the same run as a baseline. Also reports the stack's RSS at
+each size, and search latency sampled *while* the corpus is being loaded (the vector engine's
+optimizer must not stall searches). Writes docs/benchmarks/search-latency.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stack_baseline import stack_rss_mb
+
+from exocortex.cli.stack import Stack, StackConfig
+
+REPORT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "search-latency.md"
+BUDGET_P95_MS = 30.0
+IMPORT_BATCH = 500
+NAMESPACE = "bench"
+
+SUBJECTS = [
+    "the team",
+    "Alice",
+    "Bob",
+    "our service",
+    "the client",
+    "ops",
+    "the nightly job",
+    "the mobile app",
+    "the billing system",
+    "the data pipeline",
+    "the on-call engineer",
+]
+VERBS = [
+    "moved",
+    "rewrote",
+    "benchmarked",
+    "deprecated",
+    "documented",
+    "migrated",
+    "tuned",
+    "split",
+    "cached",
+    "retried",
+    "monitored",
+    "rolled back",
+    "reviewed",
+    "shipped",
+]
+OBJECTS = [
+    "the payment queue",
+    "the search index",
+    "the login flow",
+    "the export job",
+    "the invoice renderer",
+    "the GraphQL gateway",
+    "the backup policy",
+    "feature flags",
+    "the image resizer",
+    "the email digests",
+    "rate limits",
+    "the audit log",
+    "the warehouse schema",
+    "TLS certificates",
+    "the staging cluster",
+    "the test suite",
+]
+REASONS = [
+    "because latency doubled",
+    "after the outage on Tuesday",
+    "to cut cloud costs",
+    "since customers asked for it",
+    "to unblock the release",
+    "for the compliance audit",
+    "because the old library is unmaintained",
+    "to simplify on-call",
+    "after a code review",
+]
+TAGS = ["infra", "backend", "frontend", "decision", "incident", "cost", "security", "data"]
+QUESTIONS = [
+    "why did we {v} {o}?",
+    "who {v} {o}",
+    "what happened to {o}",
+    "{o} {r}",
+    "when was {o} {v}",
+    "decision about {o}",
+]
+
+
+def corpus(n: int, seed: int = 42) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        text = (
+            f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
+            f"{rng.choice(REASONS)}; ticket {rng.randrange(10_000)} (note {i})."
+        )
+        items.append({"content": text, "namespace": NAMESPACE, "tags": rng.sample(TAGS, k=2)})
+    return items
+
+
+def queries(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        rng.choice(QUESTIONS).format(
+            v=rng.choice(VERBS), o=rng.choice(OBJECTS), r=rng.choice(REASONS)
+        )
+        + f" #{seed}-{i}"
+        for i in range(n)
+    ]
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
+
+
+async def load(client: httpx.AsyncClient, items: list[dict[str, Any]]) -> list[float]:
+    """Import in batches while sampling one search every 0.5 s; returns the sampled latencies."""
+    sampled: list[float] = []
+    done = asyncio.Event()
+
+    async def probe() -> None:
+        i = 0
+        while not done.is_set():
+            start = time.perf_counter()
+            reply = await client.post(
+                "/api/memories/search",
+                json={"query": f"probe while loading {i}", "namespace": NAMESPACE},
+            )
+            if reply.status_code == 200:
+                sampled.append((time.perf_counter() - start) * 1000)
+            i += 1
+            await asyncio.sleep(0.5)
+
+    prober = asyncio.create_task(probe())
+    try:
+        for start in range(0, len(items), IMPORT_BATCH):
+            reply = await client.post(
+                "/api/memories/import", json={"memories": items[start : start + IMPORT_BATCH]}
+            )
+            reply.raise_for_status()
+            if reply.json()["failed"]:
+                raise RuntimeError(reply.json()["errors"])
+    finally:
+        done.set()
+        await prober
+    return sampled
+
+
+async def sequential(client: httpx.AsyncClient, qs: list[str]) -> list[float]:
+    out = []
+    for q in qs:
+        start = time.perf_counter()
+        (
+            await client.post("/api/memories/search", json={"query": q, "namespace": NAMESPACE})
+        ).raise_for_status()
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+async def concurrent(client: httpx.AsyncClient, qs: list[str], clients: int) -> list[float]:
+    chunks = [qs[i::clients] for i in range(clients)]
+    results = await asyncio.gather(*(sequential(client, c) for c in chunks))
+    return [x for r in results for x in r]
+
+
+async def health(client: httpx.AsyncClient, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        (await client.get("/health")).raise_for_status()
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+async def settle(client: httpx.AsyncClient, seconds: float) -> None:
+    """No searches for a while, so the vector engine's idle optimizer indexes the new points."""
+    await asyncio.sleep(seconds)
+    await sequential(client, queries(20, seed=999))  # warm-up, not measured
+
+
+async def measure(
+    stack: Stack, sizes: list[int], repeats: int, n_queries: int
+) -> list[dict[str, Any]]:
+    rows = []
+    loaded = 0
+    items = corpus(max(sizes))
+    limits = httpx.Limits(max_connections=16)
+    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=600, limits=limits) as client:
+        for size in sizes:
+            t0 = time.perf_counter()
+            during = await load(client, items[loaded:size])
+            load_s = time.perf_counter() - t0
+            loaded = size
+            await settle(client, 20.0)
+            runs: dict[str, list[dict[str, float]]] = {"seq": [], "c8": [], "health": []}
+            for r in range(repeats):
+                seq = await sequential(client, queries(n_queries, seed=size + r))
+                c8 = await concurrent(client, queries(n_queries, seed=size + 100 + r), 8)
+                base = await health(client, n_queries)
+                for name, values in (("seq", seq), ("c8", c8), ("health", base)):
+                    runs[name].append(
+                        {"p50": pct(values, 50), "p95": pct(values, 95), "p99": pct(values, 99)}
+                    )
+            row: dict[str, Any] = {
+                "size": size,
+                "load_seconds": load_s,
+                "rss_mb": stack_rss_mb(stack),
+                "during_load_p95": pct(during, 95) if during else 0.0,
+                "during_load_max": max(during) if during else 0.0,
+                "during_load_n": len(during),
+            }
+            for name, per_run in runs.items():
+                for p in ("p50", "p95", "p99"):
+                    row[f"{name}_{p}"] = statistics.median(x[p] for x in per_run)
+            rows.append(row)
+            print(row, flush=True)
+    return rows
+
+
+def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
+    lines = [
+        "# Search latency",
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `make bench-search` "
+        f"(`tests/bench/search_latency.py`) on the embedded default (Qdrant Edge + tantivy, "
+        "all processes on one machine with 2 cores). Synthetic seeded corpus loaded through "
+        f"`POST /api/memories/import`; {n_queries} distinct queries per measurement, each new "
+        "to the service (so every search includes its query embedding); medians of "
+        f"{repeats} repeats. Budget: p95 ≤ {BUDGET_P95_MS:.0f} ms at 100k, sequential.",
+        "",
+        "| memories | mode | p50 ms | p95 ms | p99 ms | GET /health p50 (baseline) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['size']:,} | sequential | {r['seq_p50']:.1f} | {r['seq_p95']:.1f} | "
+            f"{r['seq_p99']:.1f} | {r['health_p50']:.1f} |"
+        )
+        lines.append(
+            f"| {r['size']:,} | 8 concurrent clients | {r['c8_p50']:.1f} | {r['c8_p95']:.1f} | "
+            f"{r['c8_p99']:.1f} | |"
+        )
+    lines += [
+        "",
+        "| memories | load time | stack RSS | search while loading: p95 / max (n) |",
+        "|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['size']:,} | {r['load_seconds']:.0f} s | {r['rss_mb']:.0f} MiB | "
+            f"{r['during_load_p95']:.0f} / {r['during_load_max']:.0f} ms "
+            f"({r['during_load_n']}) |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", type=Path, default=REPORT)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="exo-bench-") as tmp:
+        stack = Stack(StackConfig.with_free_ports(Path(tmp), postgres_fsync=False))
+        stack.start(timeout=300)
+        try:
+            rows = asyncio.run(measure(stack, sorted(args.sizes), args.repeats, args.queries))
+        finally:
+            stack.stop()
+    text = report(rows, args.repeats, args.queries)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
