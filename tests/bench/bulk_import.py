@@ -50,9 +50,12 @@ _MODULES = (
 )  # fmt: skip
 
 
+MAX_CHARS = 320
+
+
 def corpus() -> list[str]:
-    """Varied real text (first paragraphs of standard-library docstrings), so the benchmark
-    measures inserts rather than the dedup skip path."""
+    """Varied real text (first paragraphs of standard-library docstrings, at most 320
+    characters), so the benchmark measures inserts rather than the dedup skip path."""
     import importlib
     import inspect
 
@@ -68,7 +71,10 @@ def corpus() -> list[str]:
             if not doc:
                 continue
             text = " ".join(doc.split("\n\n")[0].split())
-            if 60 <= len(text) <= 1200:
+            if len(text) > MAX_CHARS:
+                # Typical agent memories are a few sentences; cut long ones at a word.
+                text = text[:MAX_CHARS].rsplit(" ", 1)[0]
+            if len(text) >= 60:
                 seen.setdefault(f"{name}.{attr}: {text}", None)
     return list(seen)
 
@@ -76,7 +82,7 @@ def corpus() -> list[str]:
 CORPUS = corpus()
 
 
-def sentence(rng: random.Random, i: int) -> str:
+def sentence(_rng: random.Random, i: int) -> str:
     return CORPUS[i % len(CORPUS)]
 
 
@@ -166,10 +172,26 @@ async def enrichment_latency(client: httpx.AsyncClient, n: int) -> list[float]:
     return out
 
 
+def scrape(metrics_url: str | None, names: tuple[str, ...]) -> dict[str, float]:
+    """Sums of the given Prometheus samples (own stack only; empty otherwise)."""
+    if metrics_url is None:
+        return {}
+    text = httpx.get(metrics_url, timeout=10).text
+    out = dict.fromkeys(names, 0.0)
+    for line in text.splitlines():
+        for name in names:
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                out[name] += float(line.rsplit(" ", 1)[1])
+    return out
+
+
+EMBED_METRICS = ("exo_embedding_texts_total", "exo_embedding_duration_seconds_sum")
+
+
 @contextmanager
-def running_stack(url: str | None) -> Iterator[str]:
+def running_stack(url: str | None) -> Iterator[tuple[str, str | None]]:
     if url:
-        yield url.rstrip("/")
+        yield url.rstrip("/"), None
         return
     import tempfile
 
@@ -179,23 +201,36 @@ def running_stack(url: str | None) -> Iterator[str]:
         stack = Stack(StackConfig.with_free_ports(Path(tmp), postgres_fsync=False))
         stack.start(timeout=300)
         try:
-            yield stack.gateway_url
+            port = stack.config.metrics_ports["embedding"]
+            yield stack.gateway_url, f"http://127.0.0.1:{port}/metrics"
         finally:
             stack.stop()
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    with running_stack(args.url) as url:
+    with running_stack(args.url) as (url, embed_metrics):
         async with httpx.AsyncClient(base_url=url, timeout=600.0) as client:
             # Warm-up: model, pools, index segments.
             await import_run(client, 200, 200, seed=99)
-            runs = [
-                await import_run(client, args.memories, args.batch, seed=run)
-                for run in range(args.runs)
-            ]
+            runs = []
+            for run in range(args.runs):
+                before = scrape(embed_metrics, EMBED_METRICS)
+                result = await import_run(client, args.memories, args.batch, seed=run)
+                after = scrape(embed_metrics, EMBED_METRICS)
+                if before:
+                    texts = after[EMBED_METRICS[0]] - before[EMBED_METRICS[0]]
+                    seconds = after[EMBED_METRICS[1]] - before[EMBED_METRICS[1]]
+                    result["embed_rate"] = texts / seconds if seconds else 0.0
+                    result["embed_share"] = seconds / result["seconds"]
+                runs.append(result)
             latencies, _ = await store_latency(client, args.stores)
             enrich = await enrichment_latency(client, 30)
     return {"runs": runs, "latencies": latencies, "enrich": enrich}
+
+
+def without_model(run: dict[str, float]) -> float:
+    rest = run["seconds"] * (1 - run.get("embed_share", 0.0))
+    return run["imported"] / rest if rest > 0 else 0.0
 
 
 def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
@@ -209,7 +244,8 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d} by `tests/bench/bulk_import.py` on the embedded "
         f"default ({os.cpu_count()} CPUs, {platform.python_implementation()} "
-        f"{platform.python_version()}, fsync off). Every process of the stack shares the CPUs.",
+        f"{platform.python_version()}, fsync off). Every process of the stack shares the CPUs; "
+        f"1-minute load average at the end of the run: {os.getloadavg()[0]:.1f}.",
         "",
         f"## Bulk import ({args.memories} memories per run, {args.batch} per request, "
         f"{args.runs} runs, median)",
@@ -217,14 +253,22 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
         f"* accepted: **{rate:.0f} memories/s** (committed with their events; the call returns)",
         f"* until the last one is searchable: **{rate_searchable:.0f} memories/s**",
         "",
-        "| run | memories | seconds | accepted/s | searchable/s |",
-        "|---|---|---|---|---|",
+        "| run | memories | seconds | accepted/s | searchable/s | model texts/s | model share "
+        "| accepted/s without model time |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for i, r in enumerate(runs, 1):
         lines.append(
             f"| {i} | {r['imported']:.0f} | {r['seconds']:.2f} | {r['rate']:.0f} | "
-            f"{r['rate_searchable']:.0f} |"
+            f"{r['rate_searchable']:.0f} | {r.get('embed_rate', 0):.0f} | "
+            f"{100 * r.get('embed_share', 0):.0f}% | {without_model(r):.0f} |"
         )
+    lines += [
+        "",
+        "*model texts/s*: texts the embedding service embedded per second of model time during "
+        "the run; *model share*: model time / import wall time; the last column is what the "
+        "write path does around the model (validation, dedup, inserts, events).",
+    ]
     lines += [
         "",
         f"## Single store through REST ({len(lat)} sequential stores)",

@@ -99,3 +99,17 @@ def test_semantic_dedup_rules() -> None:
         ingest_pb2.StoreMemoryRequest(content=text, tags=["log"]), exempt, max_chars=10_000
     )
     assert not tagged.semantic_dedup_eligible(exempt)
+
+
+def test_default_attribution_fills_only_what_is_missing() -> None:
+    p = prepare(
+        ingest_pb2.StoreMemoryRequest(
+            content="Attribution defaults.", attribution=common_pb2.Attribution(agent="given")
+        ),
+        CONFIG,
+        max_chars=10_000,
+        default_attribution={"agent": "default-agent", "provider": "default-provider"},
+    )
+    assert p.attribution["agent"] == "given"
+    assert p.attribution["provider"] == "default-provider"
+    assert p.attribution["model_id"] is None

@@ -46,6 +46,7 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
             RetrievalClient(retrieval_channel, timeout=settings.nearest_timeout_seconds),
             SettingsCache(pool),
             max_content_chars=settings.max_content_chars,
+            default_attribution=settings.default_attribution(),
         )
         relay = OutboxRelay(
             pool,

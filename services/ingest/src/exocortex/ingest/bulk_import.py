@@ -62,7 +62,12 @@ class BulkImporter:
         todo: dict[int, Prepared] = {}
         for i, item in enumerate(items):
             try:
-                todo[i] = prepare(item, config, max_chars=self._ingest.max_content_chars)
+                todo[i] = prepare(
+                    item,
+                    config,
+                    max_chars=self._ingest.max_content_chars,
+                    default_attribution=self._ingest.default_attribution,
+                )
             except ExoError as exc:
                 results[i].error, results[i].field = (
                     exc.message,

@@ -3,6 +3,7 @@ transforms every entry point shares (single store, import, markdown ingest, sess
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -90,7 +91,11 @@ def with_auto_tags(content: str, tags: list[str], config: WriteConfig) -> list[s
 
 
 def prepare(
-    request: ingest_pb2.StoreMemoryRequest, config: WriteConfig, *, max_chars: int
+    request: ingest_pb2.StoreMemoryRequest,
+    config: WriteConfig,
+    *,
+    max_chars: int,
+    default_attribution: Mapping[str, str] | None = None,
 ) -> Prepared:
     content = clean_content(request.content, max_chars)
     namespace = validation.check_namespace(request.namespace)
@@ -119,7 +124,7 @@ def prepare(
         request.valence if request.HasField("valence") else 0.0, -1.0, 1.0, "valence"
     )
     # Attribution: the explicit field, else the same-named metadata key (model_name also from
-    # metadata.model), as the seed did.
+    # metadata.model), as the seed did, else the deployment's EXO_DEFAULT_* value.
     attribution: dict[str, str | None] = {}
     for key in ATTRIBUTION:
         if request.attribution.HasField(key):
@@ -127,6 +132,8 @@ def prepare(
         else:
             value = metadata.get(key) or (metadata.get("model") if key == "model_name" else None)
             attribution[key] = str(value) if value else None
+        if attribution[key] is None and default_attribution:
+            attribution[key] = default_attribution.get(key)
     given_tags = list(tags)
     if not benchmark:
         tags = with_auto_tags(content, tags, config)

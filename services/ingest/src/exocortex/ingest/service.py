@@ -47,12 +47,14 @@ class IngestService:
         settings_cache: SettingsCache,
         *,
         max_content_chars: int,
+        default_attribution: dict[str, str] | None = None,
     ) -> None:
         self.pool = pool
         self.embedder = embedder
         self.retrieval = retrieval
         self._settings = settings_cache
         self.max_content_chars = max_content_chars
+        self.default_attribution = default_attribution or {}
 
     async def config(self) -> WriteConfig:
         return WriteConfig.from_settings(await self._settings.get())
@@ -63,7 +65,13 @@ class IngestService:
         try:
             config = await self.config()
             result = await self.store_prepared(
-                prepare(request, config, max_chars=self.max_content_chars), config
+                prepare(
+                    request,
+                    config,
+                    max_chars=self.max_content_chars,
+                    default_attribution=self.default_attribution,
+                ),
+                config,
             )
             outcome = result.dedup_action
             metrics.STORES.labels(result.dedup_action).inc()

@@ -24,3 +24,25 @@ class IngestSettings(GrpcServiceSettings):
     db_pool_size: int = 10
     # Semantic dedup asks the retrieval service; a slow answer must not hold up writes.
     nearest_timeout_seconds: float = 2.0
+    # Attribution for writes that name none (as the MCP adapter does for its calls).
+    default_provider: str | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_DEFAULT_PROVIDER")
+    )
+    default_model_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_DEFAULT_MODEL_ID")
+    )
+    default_model_name: str | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_DEFAULT_MODEL_NAME")
+    )
+    default_agent: str | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_DEFAULT_AGENT")
+    )
+
+    def default_attribution(self) -> dict[str, str]:
+        values = {
+            "provider": self.default_provider,
+            "model_id": self.default_model_id,
+            "model_name": self.default_model_name,
+            "agent": self.default_agent,
+        }
+        return {k: v for k, v in values.items() if v}
