@@ -268,6 +268,10 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
         "*model texts/s*: texts the embedding service embedded per second of model time during "
         "the run; *model share*: model time / import wall time; the last column is what the "
         "write path does around the model (validation, dedup, inserts, events).",
+        "",
+        "When the model share is near 100%, the import rate is the embedding model's "
+        "throughput on this CPU (one call per batch of 128 texts); the write path around it "
+        "is not the limit.",
     ]
     lines += [
         "",
