@@ -188,20 +188,17 @@ class SearchService:
         }
         first = rrf(lists, weights, cfg.rrf_k)
         ids = [f.memory_id for f in first]
-        async with self._pool.connection() as conn:
-            rows = await _timed("hydrate", memories.get_many(conn, ids))
-            now = datetime.now(UTC)
-            live = [i for i in ids if i in rows and _is_live(rows[i], now)]
-            proximity: dict[str, float] = {}
-            if cfg.graph_weight > 0 and live:
-                proximity = await _timed(
-                    "graph",
-                    graph.proximity(conn, namespace, live, live[:GRAPH_SEEDS], query),
-                )
-            max_access = self._max_access.get(namespace)
-            if max_access is None:
-                max_access = await graph.max_access(conn, namespace)
-                self._max_access.put(namespace, max_access)
+        # Hydration and the graph query are independent: run them on two connections at once.
+        # The graph sees every candidate; rows that turn out inactive are dropped below.
+        want_graph = cfg.graph_weight > 0 and bool(ids)
+        rows, proximity, max_access = await asyncio.gather(
+            self._hydrate(ids),
+            self._proximity(namespace, ids, query) if want_graph else _nothing(),
+            self._namespace_max_access(namespace),
+        )
+        now = datetime.now(UTC)
+        live = [i for i in ids if i in rows and _is_live(rows[i], now)]
+        proximity = {i: v for i, v in proximity.items() if i in rows}
 
         if proximity:
             lists["graph"] = sorted(
@@ -231,6 +228,25 @@ class SearchService:
         if self.listener is not None:
             self.listener(req, outcome)
         return outcome
+
+    async def _hydrate(self, ids: list[str]) -> dict[str, Row]:
+        async with self._pool.connection() as conn:
+            return await _timed("hydrate", memories.get_many(conn, ids))
+
+    async def _proximity(self, namespace: str, ids: list[str], query: str) -> dict[str, float]:
+        async with self._pool.connection() as conn:
+            return await _timed(
+                "graph", graph.proximity(conn, namespace, ids, ids[:GRAPH_SEEDS], query)
+            )
+
+    async def _namespace_max_access(self, namespace: str) -> int:
+        cached = self._max_access.get(namespace)
+        if cached is not None:
+            return cached
+        async with self._pool.connection() as conn:
+            value = await graph.max_access(conn, namespace)
+        self._max_access.put(namespace, value)
+        return value
 
     @staticmethod
     def _cost(compact: bool) -> Callable[[ScoredMemory], int]:
@@ -315,6 +331,10 @@ class SearchService:
             vector = (await _timed("embed", self._embedder.embed([query], query=True)))[0]
             self._query_vectors.put(query, vector)
         return await _timed("vector", self._vector.search(vector, limit, flt))
+
+
+async def _nothing() -> dict[str, float]:
+    return {}
 
 
 def _is_live(row: Row, now: datetime) -> bool:
