@@ -99,7 +99,9 @@ class BulkImporter:
             texts = [t for _, p in ordered for t in p.embed_texts()]
             # One embedding call for the batch; if the model is away the batch fails as a
             # whole (nothing of it was written).
-            vectors = await self._ingest.embedder.embed(texts, timeout=EMBED_TIMEOUT_SECONDS)
+            vectors = await self._ingest.embedder.embed(
+                texts, deadline_seconds=EMBED_TIMEOUT_SECONDS
+            )
             by_item: dict[int, list[Any]] = {}
             cursor = 0
             for i, p in ordered:

@@ -16,15 +16,17 @@ class EmbeddingClient:
         self.dimensions = 0
 
     async def embed(
-        self, texts: list[str], *, query: bool = False, timeout: float | None = None
+        self, texts: list[str], *, query: bool = False, deadline_seconds: float | None = None
     ) -> list[Vector]:
-        """Vectors of ``texts``; ``timeout`` overrides the client's (bulk calls need longer)."""
+        """Vectors of ``texts``; ``deadline_seconds`` overrides the client's deadline (bulk
+        calls need longer)."""
         if not texts:
             return []
         kind = embedding_pb2.EMBED_KIND_QUERY if query else embedding_pb2.EMBED_KIND_PASSAGE
         try:
             reply = await self._stub.Embed(
-                embedding_pb2.EmbedRequest(texts=texts, kind=kind), timeout=timeout or self._timeout
+                embedding_pb2.EmbedRequest(texts=texts, kind=kind),
+                timeout=deadline_seconds or self._timeout,
             )
         except grpc.aio.AioRpcError as exc:
             error = from_rpc_error(exc, peer="embedding")
