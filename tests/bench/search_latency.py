@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -198,6 +200,22 @@ async def settle(client: httpx.AsyncClient, seconds: float) -> None:
     await sequential(client, queries(20, seed=999))  # warm-up, not measured
 
 
+STAGES = ("embed", "keyword", "vector", "hydrate", "graph", "total")
+
+
+async def stage_means(client: httpx.AsyncClient, stack: Stack) -> dict[str, float]:
+    """Mean time per search stage inside retrieval (its Prometheus histograms, since start)."""
+    port = stack.config.metrics_ports["retrieval"]
+    text = (await client.get(f"http://{stack.config.host}:{port}/metrics")).text
+    out = {}
+    for stage in STAGES:
+        total = re.search(rf'_search_duration_seconds_sum{{stage="{stage}"}} (\S+)', text)
+        count = re.search(rf'_search_duration_seconds_count{{stage="{stage}"}} (\S+)', text)
+        if total and count and float(count.group(1)) > 0:
+            out[stage] = 1000 * float(total.group(1)) / float(count.group(1))
+    return out
+
+
 async def measure(
     stack: Stack, sizes: list[int], repeats: int, n_queries: int
 ) -> list[dict[str, Any]]:
@@ -223,6 +241,8 @@ async def measure(
                     )
             row: dict[str, Any] = {
                 "size": size,
+                "load_average": os.getloadavg()[0],
+                "stages": await stage_means(client, stack),
                 "load_seconds": load_s,
                 "rss_mb": stack_rss_mb(stack),
                 "during_load_p95": pct(during, 95) if during else 0.0,
@@ -271,6 +291,17 @@ def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
             f"{r['during_load_p95']:.0f} / {r['during_load_max']:.0f} ms "
             f"({r['during_load_n']}) |"
         )
+    lines += [
+        "",
+        "Inside retrieval, mean ms per search stage (embed overlaps the keyword search; vector",
+        "follows embed; hydrate and graph run concurrently), and the 1-minute load average:",
+        "",
+        "| memories | " + " | ".join(STAGES) + " | load avg |",
+        "|---:|" + "---:|" * (len(STAGES) + 1),
+    ]
+    for r in rows:
+        cells = " | ".join(f"{r['stages'].get(s, 0.0):.1f}" for s in STAGES)
+        lines.append(f"| {r['size']:,} | {cells} | {r['load_average']:.1f} |")
     lines.append("")
     return "\n".join(lines)
 
