@@ -59,6 +59,8 @@ class ImportItem(MemoryCreate):
     """One memory of an import; the same fields as a single store. ``source`` defaults to
     ``import``."""
 
+    # Checked per item by ingest, so one empty item fails alone instead of the whole import.
+    content: str = Field(description="The memory text; an empty one is reported in `errors`.")
     source: Literal[
         "manual", "cli", "api", "mcp", "browser", "import", "consolidation", "digest"
     ] = "import"

@@ -116,12 +116,23 @@ async def _list(
     return {"results": results, "count": len(results), "total": reply.total}
 
 
+def _clamped(raw: str | None, *, default: int, low: int, high: int) -> int:
+    try:
+        value = int(raw) if raw is not None else default
+    except ValueError:
+        value = default
+    return min(high, max(low, value))
+
+
 @router.get("/recent", response_model=MemoryList)
 async def recent(
     backends: BackendsDep,
     namespace: Namespace = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[
+        str | None,
+        Query(description="1-100, default 20; out-of-range or non-numeric values are clamped."),
+    ] = None,
+    offset: Annotated[str | None, Query(description="Default 0; negative counts as 0.")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated; any matches.")] = None,
     content_type: ContentType | None = None,
     after: Annotated[str | None, Query(description="Date or ISO date-time.")] = None,
@@ -130,13 +141,14 @@ async def recent(
     min_importance: Annotated[float | None, Query(ge=0, le=1)] = None,
 ) -> dict[str, Any]:
     """Active memories, newest first, filtered by tags, type, dates and importance (no semantic
-    search). Chunks are not listed; their memory is."""
+    search). Chunks are not listed; their memory is. Like the original API, ``limit`` and
+    ``offset`` are forgiving: a dashboard's half-typed value gets the default, not an error."""
     return await _list(
         backends,
         "recent",
         namespace=namespace,
-        limit=limit,
-        offset=offset,
+        limit=_clamped(limit, default=20, low=1, high=100),
+        offset=_clamped(offset, default=0, low=0, high=1_000_000),
         tags=tags,
         content_type=content_type,
         after=after,
