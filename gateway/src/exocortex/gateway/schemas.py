@@ -52,27 +52,6 @@ class MemoryCreate(Strict):
     )
 
 
-class MemorySearch(Strict):
-    query: str = Field(min_length=1, max_length=4000)
-    limit: int = Field(default=10, ge=1, le=100)
-    offset: int = Field(default=0, ge=0, le=10_000)
-    namespace: str = Field(default="default", min_length=1, max_length=128)
-    tags: list[str] = Field(default_factory=list, max_length=50)
-    content_type: ContentType | None = None
-    source: Source | None = None
-    after: datetime | None = None
-    before: datetime | None = None
-    min_importance: float | None = Field(default=None, ge=0, le=1)
-    min_score: float | None = Field(default=None, ge=0)
-    include_metadata: bool = False
-    compact: bool = False
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [{"query": "why did we pick NATS?", "limit": 5}]},
-    )
-
-
 class Memory(BaseModel):
     id: str
     namespace: str
@@ -116,34 +95,12 @@ class StoredMemory(Memory):
     indexed: bool = Field(description="True when the memory was searchable before the response.")
 
 
-class ScoreBreakdown(BaseModel):
-    fused: float
-    vector_rank: int | None
-    keyword_rank: int | None
-    metadata_penalty: float
-
-
-class SearchResult(BaseModel):
-    memory: Memory
-    score: float
-    vector_score: float
-    fts_score: float
-    score_breakdown: ScoreBreakdown
-
-
 class CompactResult(BaseModel):
     id: str
     preview: str
     score: float
     tags: list[str]
     created_at: datetime
-
-
-class SearchResponse(BaseModel):
-    results: list[SearchResult] | list[CompactResult]
-    count: int
-    mode: str
-    degraded: list[str]
 
 
 class DependencyState(BaseModel):
