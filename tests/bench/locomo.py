@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import statistics
 import time
@@ -34,7 +35,9 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = Path("/work/shared/data/locomo-dev.json")
+# The LoCoMo conversations (locomo10.json from the LoCoMo repository, or a subset of it). The data
+# set is for evaluation only and is never shipped with the product: point at your copy.
+DATA_ENV = "EXO_LOCOMO_DATA"
 REPORT = ROOT / "docs" / "benchmarks" / "locomo.md"
 KS = (5, 10, 25)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -316,7 +319,12 @@ def report(
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--url", help="a running gateway (default: start a stack)")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None,
+        help=f"the LoCoMo JSON file (default: ${DATA_ENV})",
+    )
     parser.add_argument("--samples", nargs="*", help="only these sample_ids")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", type=Path, default=REPORT)
@@ -325,6 +333,8 @@ async def main() -> None:
     parser.add_argument("--no-baselines", action="store_true", help="skip the same-run baselines")
     args = parser.parse_args()
 
+    if args.data is None or not args.data.is_file():
+        parser.error(f"give the LoCoMo JSON file with --data PATH or ${DATA_ENV}")
     data = json.loads(args.data.read_text())
     if args.samples:
         data = [d for d in data if d["sample_id"] in set(args.samples)]
