@@ -3,30 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
 import psycopg
-import pytest_asyncio
-from psycopg.rows import dict_row
-
-from exocortex.cli.stack import Stack
+import pytest
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 
-@pytest_asyncio.fixture
-async def db(exo_stack: Stack) -> AsyncIterator[Conn]:
-    conn = await psycopg.AsyncConnection.connect(
-        exo_stack.database_url, autocommit=True, row_factory=dict_row
-    )
-    try:
-        yield conn
-    finally:
-        await conn.close()
+@pytest.fixture
+def db(stack_db: Conn) -> Conn:
+    return stack_db
 
 
 async def store(api: httpx.AsyncClient, namespace: str, content: str, **extra: Any) -> str:

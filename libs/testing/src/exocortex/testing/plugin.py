@@ -37,6 +37,7 @@ _INTEGRATION_FIXTURES = frozenset(
         "nats_url",
         "exo_stack",
         "api",
+        "stack_db",
     }
 )
 _db_counter = itertools.count(1)
@@ -125,6 +126,12 @@ async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
 
 
 # The whole stack, for end-to-end and API tests.
-from exocortex.testing.stack import api, exo_stack, gateway_url, namespace  # noqa: E402
+from exocortex.testing.stack import (  # noqa: E402
+    api,
+    exo_stack,
+    gateway_url,
+    namespace,
+    stack_db,
+)
 
-__all__ = ["api", "exo_stack", "gateway_url", "namespace"]
+__all__ = ["api", "exo_stack", "gateway_url", "namespace", "stack_db"]

@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
+import psycopg
 import pytest
 import pytest_asyncio
+from psycopg.rows import dict_row
 
 from exocortex.cli.stack import Stack, StackConfig
 from exocortex.core.runtime.postgres import EmbeddedPostgres
@@ -57,6 +60,18 @@ async def api(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
         headers["Authorization"] = f"Bearer {key}"
     async with httpx.AsyncClient(base_url=gateway_url, timeout=60.0, headers=headers) as client:
         yield client
+
+
+@pytest_asyncio.fixture
+async def stack_db(exo_stack: Stack) -> AsyncIterator[psycopg.AsyncConnection[dict[str, Any]]]:
+    """A direct connection to the session stack's database, for asserting on stored rows."""
+    conn = await psycopg.AsyncConnection.connect(
+        exo_stack.database_url, autocommit=True, row_factory=dict_row
+    )
+    try:
+        yield conn
+    finally:
+        await conn.close()
 
 
 @pytest.fixture
