@@ -203,7 +203,10 @@ class Stack:
         for child in self._children:
             code = child.process.poll()
             if code is not None:
-                raise StackError(f"{child.name} exited with code {code}; see {child.log_path}")
+                raise StackError(
+                    f"{child.name} exited with code {code}; see {child.log_path}. "
+                    f"Its last lines:\n{_tail(child.log_path)}"
+                )
 
     def stop_part(self, name: str, timeout: float = 20.0) -> None:
         """Stop one process (a service, the gateway, or the embedded ``nats``), e.g. to show
@@ -257,3 +260,12 @@ class Stack:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    """The end of a child's log, so an error shown far away (CI) still says why it died."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        return f"(log unreadable: {exc})"
+    return "\n".join(text.splitlines()[-lines:])

@@ -53,8 +53,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
-    """A PostgreSQL server for the whole session (fsync off: test data need not survive a crash)."""
-    server = EmbeddedPostgres(tmp_path_factory.mktemp("postgres") / "data", fsync=False)
+    """A PostgreSQL server for the whole session (fsync off: test data need not survive a crash).
+
+    Several whole stacks share it at once (each process keeps a pool), so it allows more
+    connections than a single user's server needs."""
+    server = EmbeddedPostgres(
+        tmp_path_factory.mktemp("postgres") / "data", fsync=False, max_connections=400
+    )
     with server:
         yield server
 

@@ -2,20 +2,41 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import time
 
+# Ports handed out by this process, so two callers never get the same one.
+_HANDED_OUT: set[int] = set()
+# Below the kernel's ephemeral range (32768+ on Linux): a port the kernel picks for bind(0) is
+# also what it picks for the next outgoing connection, so a server started a moment later could
+# find its port taken by some client's socket. Ports down here are only taken on purpose.
+_LOW, _HIGH = 20000, 32000
+
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """Return a TCP port that is free right now on `host`.
+    """Return a TCP port that is free right now on `host` and not handed out before.
 
-    The kernel picks it; another process could still take it before the caller binds, which is an
-    accepted race for local servers that we start a moment later.
+    Another process could still take it before the caller binds; picking outside the ephemeral
+    range makes that a matter of a deliberate listener, not of any passing client connection.
     """
+    for _ in range(200):
+        port = random.randint(_LOW, _HIGH)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    # A crowded low range: fall back to a kernel-chosen port.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+        chosen: int = sock.getsockname()[1]
+    _HANDED_OUT.add(chosen)
+    return chosen
 
 
 def port_is_open(host: str, port: int) -> bool:
