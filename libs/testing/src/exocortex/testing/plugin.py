@@ -43,6 +43,20 @@ _INTEGRATION_FIXTURES = frozenset(
 _db_counter = itertools.count(1)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every stack of the session shares one encoder cache, so the model is exported to ONNX
+    once per session rather than once per stack (a user's stack exports once, ever)."""
+    if "EXO_EMBEDDING_CACHE_DIR" in os.environ:
+        yield
+        return
+    os.environ["EXO_EMBEDDING_CACHE_DIR"] = str(tmp_path_factory.mktemp("models"))
+    try:
+        yield
+    finally:
+        os.environ.pop("EXO_EMBEDDING_CACHE_DIR", None)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs a real server as `integration`, so `-m "not integration"`
     runs the pure unit tests only."""

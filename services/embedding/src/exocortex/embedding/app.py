@@ -7,7 +7,8 @@ import asyncio
 from exocortex.core.logging import get_logger
 from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.server import GrpcServer
-from exocortex.embedding.service import MicroBatcher, Model, bundled_model_path
+from exocortex.embedding.encoders import bundled_model_path, load_encoder
+from exocortex.embedding.service import MicroBatcher
 from exocortex.embedding.servicer import EmbeddingServicer
 from exocortex.embedding.settings import EmbeddingSettings
 from exocortex.proto.v1 import embedding_pb2_grpc
@@ -17,10 +18,21 @@ log = get_logger(__name__)
 
 async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
     path = settings.model_path or bundled_model_path()
-    model = await asyncio.to_thread(Model, path, settings.threads)
+    model = await asyncio.to_thread(
+        load_encoder,
+        path,
+        backend=settings.backend,
+        threads=settings.threads,
+        cache_dir=settings.cache_dir or settings.data_dir / "models",
+    )
     # Warm up once so the first real request does not pay for lazy initialisation.
     await asyncio.to_thread(model.encode, ["warm up"])
-    log.info("model loaded", model=model.info.name, dimensions=model.info.dimensions)
+    log.info(
+        "model loaded",
+        model=model.info.name,
+        dimensions=model.info.dimensions,
+        encoder=type(model).__name__,
+    )
     batcher = MicroBatcher(model, max_batch=settings.max_batch, max_wait_ms=settings.max_wait_ms)
     batcher.start()
     server = GrpcServer("embedding", settings.listen)

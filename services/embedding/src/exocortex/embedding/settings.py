@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field
 
@@ -24,6 +25,15 @@ class EmbeddingSettings(GrpcServiceSettings):
     max_batch: int = Field(default=64, validation_alias=AliasChoices("EXO_EMBEDDING_MAX_BATCH"))
     max_wait_ms: float = Field(
         default=2.0, validation_alias=AliasChoices("EXO_EMBEDDING_MAX_WAIT_MS")
+    )
+    # onnx (default): ONNX Runtime, exported once from the model's own weights and cached under
+    # cache_dir; torch: sentence-transformers on torch. Both give the same vectors.
+    backend: Literal["onnx", "torch"] = Field(
+        default="onnx", validation_alias=AliasChoices("EXO_EMBEDDING_BACKEND")
+    )
+    # Where the ONNX export is kept (default: <EXO_DATA_DIR>/models).
+    cache_dir: Path | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_EMBEDDING_CACHE_DIR")
     )
     threads: int = Field(default=2, validation_alias=AliasChoices("EXO_EMBEDDING_THREADS"))
     max_texts_per_request: int = 2048
