@@ -90,3 +90,15 @@ def test_the_bundled_model_is_a_supported_shape() -> None:
     assert pipeline.mean_pooling
     assert pipeline.normalize
     assert pipeline.max_seq_length == 256
+
+
+def test_prepare_exports_ahead_of_time_and_is_idempotent(
+    onnx_encoder: OnnxEncoder, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from exocortex.embedding.encoders import prepare
+
+    assert prepare.main([str(cache_dir)]) == 0
+    printed = Path(capsys.readouterr().out.strip())
+    assert printed.parent == cache_dir
+    assert printed.name == f"{onnx_encoder.info.fingerprint}.onnx"
+    assert prepare.main([]) == 2
