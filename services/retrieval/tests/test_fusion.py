@@ -1,4 +1,4 @@
-from exocortex.retrieval.fusion import collapse_to_roots, rrf
+from exocortex.retrieval.fusion import collapse_to_roots, rank_by_score, rrf
 
 
 def test_rrf_sums_weighted_reciprocal_ranks() -> None:
@@ -24,3 +24,9 @@ def test_single_keyword_hit_is_kept_and_scored() -> None:
 def test_chunks_collapse_onto_their_parent_at_best_rank() -> None:
     hits = [("chunk-2", 0.9, "parent"), ("other", 0.8, None), ("chunk-1", 0.7, "parent")]
     assert collapse_to_roots(hits) == [("parent", 0.9), ("other", 0.8)]
+
+
+def test_rank_by_score_breaks_ties_by_the_given_order_not_by_id() -> None:
+    proximity = {"a": 0.5, "z": 0.5, "m": 1.0, "gone": 0.0, "late": 0.5}
+    ranked = rank_by_score(proximity, order=["z", "m", "a"])
+    assert ranked == [("m", 1.0), ("z", 0.5), ("a", 0.5), ("late", 0.5)]

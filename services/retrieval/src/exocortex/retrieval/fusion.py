@@ -44,3 +44,16 @@ def rrf(
             entry.ranks[name] = rank
             entry.raw_scores[name] = raw
     return sorted(fused.values(), key=lambda f: (-f.score, f.memory_id))
+
+
+def rank_by_score(scores: Mapping[str, float], order: Sequence[str]) -> list[tuple[str, float]]:
+    """The positive scores, best first; ties keep their position in `order` (unknown ids last).
+
+    A signal with few distinct values (graph proximity) is mostly ties, and RRF turns list
+    positions into weight: ties must keep a meaningful order, not an arbitrary one such as ids.
+    """
+    position = {memory_id: i for i, memory_id in enumerate(order)}
+    return sorted(
+        ((memory_id, score) for memory_id, score in scores.items() if score > 0),
+        key=lambda p: (-p[1], position.get(p[0], len(position)), p[0]),
+    )

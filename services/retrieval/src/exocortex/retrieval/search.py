@@ -28,7 +28,7 @@ from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.proto.v1 import retrieval_pb2
 from exocortex.retrieval import graph, metrics, packing, scoring
-from exocortex.retrieval.fusion import Fused, collapse_to_roots, rrf
+from exocortex.retrieval.fusion import Fused, collapse_to_roots, rank_by_score, rrf
 from exocortex.retrieval.lru import LruCache, TtlCache
 
 log = get_logger(__name__)
@@ -201,9 +201,8 @@ class SearchService:
         proximity = {i: v for i, v in proximity.items() if i in rows}
 
         if proximity:
-            lists["graph"] = sorted(
-                ((i, s) for i, s in proximity.items() if s > 0), key=lambda p: (-p[1], p[0])
-            )
+            # Ties in proximity keep the indexes' fused order (see rank_by_score).
+            lists["graph"] = rank_by_score(proximity, ids)
         fused = {f.memory_id: f for f in rrf(lists, weights, cfg.rrf_k)}
         scored = self._score(
             req, query, cfg, [fused[i] for i in live], rows, now, max_access, meta_wanted
