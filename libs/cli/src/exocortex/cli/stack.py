@@ -25,6 +25,10 @@ from exocortex.core.runtime.postgres import EmbeddedPostgres
 
 # Start order: the model loads slowest, so it starts first; everyone else retries until it is up.
 SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
+# Background workers run at a lower CPU priority: on a small machine a bulk import's enrichment
+# would otherwise take the cores that stores and searches are waiting for.
+NICENESS = {"enrichment": 10, "maintenance": 10}
+_PR_SET_PDEATHSIG = 1
 
 
 class StackError(RuntimeError):
@@ -165,7 +169,12 @@ class Stack:
         log_path = self.log_dir / f"{name}.log"
         handle = log_path.open("ab")
         process = subprocess.Popen(
-            argv, env=self.env(), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            env=self.env(),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_child_setup(NICENESS.get(name, 0)),  # before any thread starts
         )
         handle.close()
         self._children.append(Child(name, process, log_path))
@@ -269,3 +278,20 @@ def _tail(path: Path, lines: int = 25) -> str:
     except OSError as exc:
         return f"(log unreadable: {exc})"
     return "\n".join(text.splitlines()[-lines:])
+
+
+def _child_setup(niceness: int) -> Callable[[], None]:
+    """Runs in the child before it starts: lower its priority, and on Linux have the kernel
+    stop it if the supervisor dies without a chance to clean up (killed, crashed), so no
+    orphaned process keeps ports and data directories busy."""
+
+    def setup() -> None:
+        if niceness:
+            os.nice(niceness)
+        if sys.platform == "linux":
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return setup
