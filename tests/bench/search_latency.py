@@ -1,6 +1,7 @@
 """Search latency through REST at 10k and 100k stored memories, on the embedded default.
 
     .venv/bin/python tests/bench/search_latency.py [--sizes 10000 100000] [--repeats 3]
+        [--data-dir DIR [--load-only]]
 
 Starts its own stack (as `exo up` does) in a temporary directory, loads a seeded synthetic corpus
 through `POST /api/memories/import`, and at each size measures search p50/p95/p99 sequentially
@@ -9,12 +10,17 @@ query embedding. The machine may be noisy: each figure is the median over repeat
 request (GET /health) is measured in the same run as a baseline. Also reports the stack's RSS at
 each size, and search latency sampled *while* the corpus is being loaded (the vector engine's
 optimizer must not stall searches). Writes docs/benchmarks/search-latency.md.
+
+With --data-dir the stack keeps its data in DIR and the load resumes where it stopped (progress
+is kept in DIR/bench-progress.json), so a large corpus can be loaded once (--load-only) and
+measured later, e.g. when the machine is quiet.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import re
@@ -135,7 +141,25 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
 
 
-async def load(client: httpx.AsyncClient, items: list[dict[str, Any]]) -> list[float]:
+class Progress:
+    """How much of the corpus is loaded, and how long each size took, kept across runs."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        state = json.loads(path.read_text()) if path and path.is_file() else {}
+        self.loaded: int = state.get("loaded", 0)
+        self.seconds: dict[str, float] = state.get("seconds", {})
+
+    def save(self) -> None:
+        if self.path:
+            self.path.write_text(json.dumps({"loaded": self.loaded, "seconds": self.seconds}))
+
+
+async def load(
+    client: httpx.AsyncClient,
+    items: list[dict[str, Any]],
+    on_batch: Any = None,
+) -> list[float]:
     """Import in batches while sampling one search every 0.5 s; returns the sampled latencies."""
     sampled: list[float] = []
     done = asyncio.Event()
@@ -162,6 +186,8 @@ async def load(client: httpx.AsyncClient, items: list[dict[str, Any]]) -> list[f
             reply.raise_for_status()
             if reply.json()["failed"]:
                 raise RuntimeError(reply.json()["errors"])
+            if on_batch:
+                on_batch(min(start + IMPORT_BATCH, len(items)))
     finally:
         done.set()
         await prober
@@ -217,18 +243,35 @@ async def stage_means(client: httpx.AsyncClient, stack: Stack) -> dict[str, floa
 
 
 async def measure(
-    stack: Stack, sizes: list[int], repeats: int, n_queries: int
+    stack: Stack,
+    sizes: list[int],
+    repeats: int,
+    n_queries: int,
+    progress: Progress,
+    load_only: bool = False,
 ) -> list[dict[str, Any]]:
     rows = []
-    loaded = 0
     items = corpus(max(sizes))
     limits = httpx.Limits(max_connections=16)
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=600, limits=limits) as client:
         for size in sizes:
-            t0 = time.perf_counter()
-            during = await load(client, items[loaded:size])
-            load_s = time.perf_counter() - t0
-            loaded = size
+            during: list[float] = []
+            if progress.loaded < size:
+                first = progress.loaded
+                t0 = time.perf_counter() - progress.seconds.get(str(size), 0.0)
+
+                def advance(
+                    done: int, first: int = first, t0: float = t0, size: int = size
+                ) -> None:
+                    progress.loaded = first + done
+                    progress.seconds[str(size)] = time.perf_counter() - t0
+                    progress.save()
+                    print(f"loaded {progress.loaded:,} / {size:,}", flush=True)
+
+                during = await load(client, items[first:size], advance)
+            if load_only:
+                continue
+            load_s = progress.seconds.get(str(size), 0.0)
             await settle(client, 20.0)
             runs: dict[str, list[dict[str, float]]] = {"seq": [], "c8": [], "health": []}
             for r in range(repeats):
@@ -312,14 +355,26 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=REPORT)
+    parser.add_argument("--data-dir", type=Path, help="keep the stack's data here; resume loads")
+    parser.add_argument("--load-only", action="store_true", help="load the corpus, measure nothing")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="exo-bench-") as tmp:
-        stack = Stack(StackConfig.with_free_ports(Path(tmp), postgres_fsync=False))
+        data_dir = args.data_dir or Path(tmp)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        progress = Progress(data_dir / "bench-progress.json" if args.data_dir else None)
+        stack = Stack(StackConfig.with_free_ports(data_dir, postgres_fsync=False))
         stack.start(timeout=300)
         try:
-            rows = asyncio.run(measure(stack, sorted(args.sizes), args.repeats, args.queries))
+            rows = asyncio.run(
+                measure(
+                    stack, sorted(args.sizes), args.repeats, args.queries, progress, args.load_only
+                )
+            )
         finally:
             stack.stop()
+    if args.load_only:
+        print(f"loaded {progress.loaded:,} memories into {args.data_dir}")
+        return
     text = report(rows, args.repeats, args.queries)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
