@@ -46,7 +46,7 @@ async def test_known_settings_keep_their_kind(api: httpx.AsyncClient) -> None:
         assert reply.status_code == 400, key
         assert reply.json()["field"] == key
     current = (await api.get("/api/settings")).json()
-    assert current["scoring.rrf_k"] == "15"
+    assert current["scoring.rrf_k"] == "5"
 
 
 async def test_invalid_json_body_is_400(api: httpx.AsyncClient) -> None:

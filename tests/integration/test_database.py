@@ -42,7 +42,7 @@ def _insert_memory(conn: psycopg.Connection[tuple[object, ...]], mid: str, **col
 
 
 def test_migrations_upgrade_downgrade_upgrade(database_url: str) -> None:
-    assert migrate.current(database_url) == "0001"
+    assert migrate.current(database_url) == "0002"
     assert _tables(database_url) == TABLES
 
     migrate.downgrade(database_url, "base")
@@ -50,15 +50,38 @@ def test_migrations_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert _tables(database_url) == set()
 
     migrate.upgrade(database_url)
-    assert migrate.current(database_url) == "0001"
+    assert migrate.current(database_url) == "0002"
     assert _tables(database_url) == TABLES
+
+
+def _scoring_settings(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, str]:
+    rows = conn.execute("SELECT key, value FROM settings WHERE key LIKE 'scoring.%'")
+    return {str(key): str(value) for key, value in rows}
+
+
+def test_fusion_defaults_move_only_rows_still_at_the_old_default(database_url: str) -> None:
+    migrate.downgrade(database_url, "0001")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        # A database seeded before 0002, where the operator already tuned one weight.
+        conn.execute("UPDATE settings SET value = '0.30' WHERE key = 'scoring.vector_weight'")
+        old = _scoring_settings(conn)
+        assert (old["scoring.rrf_k"], old["scoring.fts_weight"]) == ("15", "0.60")
+
+    migrate.upgrade(database_url)
+
+    with psycopg.connect(database_url) as conn:
+        new = _scoring_settings(conn)
+    assert new["scoring.rrf_k"] == "5"
+    assert new["scoring.fts_weight"] == "0.50"
+    assert new["scoring.graph_weight"] == "0.05"
+    assert new["scoring.vector_weight"] == "0.30"
 
 
 def test_cli_reports_current_revision(
     database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert migrate.main(["--dsn", database_url, "current"]) == 0
-    assert capsys.readouterr().out.strip() == "0001"
+    assert capsys.readouterr().out.strip() == "0002"
 
 
 def test_dedup_index_allows_one_active_root_per_hash(database_url: str) -> None:
@@ -177,7 +200,7 @@ async def test_outbox_enqueue_fetch_mark_backlog(database_url: str) -> None:
 async def test_pool_yields_dict_rows(db_pool: Pool) -> None:
     async with db_pool.connection() as conn:
         cur = await conn.execute("SELECT value FROM settings WHERE key = 'scoring.rrf_k'")
-        assert await cur.fetchone() == {"value": "15"}
+        assert await cur.fetchone() == {"value": "5"}
 
 
 def test_embedded_postgres_restart_keeps_data(tmp_path: Path) -> None:

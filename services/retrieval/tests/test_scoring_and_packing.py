@@ -37,8 +37,8 @@ def test_settings_parse_with_fallbacks() -> None:
         {"scoring.use_rrf": "false", "scoring.rrf_k": "nan", "scoring.fts_weight": "x"}
     )
     assert cfg.use_rrf is False
-    assert cfg.rrf_k == 15.0
-    assert cfg.fts_weight == 0.60
+    assert cfg.rrf_k == 5.0
+    assert cfg.fts_weight == 0.50
 
 
 def test_tag_match_and_metadata_intent() -> None:
@@ -57,7 +57,7 @@ def test_boost_multiplier_and_legacy_score() -> None:
     sig = scoring.Signals(recency=1.0, frequency=0.5, usefulness=0.0, valence=0.8, tag=1.0)
     assert math.isclose(scoring.boost_multiplier(sig, cfg), 1 + 0.2 + 0.05 + 0.04)
     legacy = scoring.legacy_score(0.5, 1.0, 0.0, sig, cfg)
-    assert math.isclose(legacy, 0.4 * 0.5 + 0.6 + 0.2 + 0.05 + 0.04 + 0.1)
+    assert math.isclose(legacy, 0.5 * 0.5 + 0.5 * 1.0 + 0.2 + 0.05 + 0.04 + 0.1)
 
 
 def test_preview_picks_the_sentence_matching_the_query() -> None:

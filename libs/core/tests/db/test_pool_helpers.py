@@ -46,7 +46,7 @@ def test_alembic_config_keeps_percent_signs_in_the_url() -> None:
 def test_default_settings_are_strings_and_json_values_parse() -> None:
     assert all(isinstance(v, str) for v in DEFAULT_SETTINGS.values())
     assert DEFAULT_SETTINGS["dedup.similarity_threshold"] == "0.85"
-    assert DEFAULT_SETTINGS["scoring.fts_weight"] == "0.60"
+    assert DEFAULT_SETTINGS["scoring.fts_weight"] == "0.50"
     assert "scoring.keyword_weight" not in DEFAULT_SETTINGS
     assert json.loads(DEFAULT_SETTINGS["tags.alias_map"])["reactjs"] == "react"
     assert json.loads(DEFAULT_SETTINGS["dedup.exempt_tags"]) == []

@@ -34,10 +34,10 @@ def _float(settings: Mapping[str, str], key: str, default: float) -> float:
 @dataclass(frozen=True)
 class ScoringSettings:
     use_rrf: bool = True
-    rrf_k: float = 15.0
-    vector_weight: float = 0.40
-    fts_weight: float = 0.60
-    graph_weight: float = 0.10
+    rrf_k: float = 5.0
+    vector_weight: float = 0.50
+    fts_weight: float = 0.50
+    graph_weight: float = 0.05
     recency_weight: float = 0.20
     recency_decay: float = 0.05
     frequency_weight: float = 0.10
@@ -54,10 +54,10 @@ class ScoringSettings:
         tags = tuple(t.strip() for t in s.get("search.metadata_tags", "").split(",") if t.strip())
         return cls(
             use_rrf=s.get("scoring.use_rrf", "true").strip().lower() != "false",
-            rrf_k=max(1.0, _float(s, "scoring.rrf_k", 15.0)),
-            vector_weight=_float(s, "scoring.vector_weight", 0.40),
-            fts_weight=_float(s, "scoring.fts_weight", 0.60),
-            graph_weight=_float(s, "scoring.graph_weight", 0.10),
+            rrf_k=max(1.0, _float(s, "scoring.rrf_k", 5.0)),
+            vector_weight=_float(s, "scoring.vector_weight", 0.50),
+            fts_weight=_float(s, "scoring.fts_weight", 0.50),
+            graph_weight=_float(s, "scoring.graph_weight", 0.05),
             recency_weight=_float(s, "scoring.recency_weight", 0.20),
             recency_decay=_float(s, "scoring.recency_decay", 0.05),
             frequency_weight=_float(s, "scoring.frequency_weight", 0.10),

@@ -18,17 +18,17 @@ _METADATA_TAGS = (
 
 DEFAULT_SETTINGS: dict[str, str] = {
     # Hybrid scoring and fusion.
-    "scoring.vector_weight": "0.40",
-    "scoring.fts_weight": "0.60",
+    "scoring.vector_weight": "0.50",
+    "scoring.fts_weight": "0.50",
     "scoring.recency_weight": "0.20",
     "scoring.frequency_weight": "0.10",
     "scoring.recency_decay": "0.05",
     "scoring.min_score": "0.15",
     "scoring.tag_boost": "0.10",
     "scoring.use_rrf": "true",
-    "scoring.rrf_k": "15",
+    "scoring.rrf_k": "5",
     "scoring.rrf_min_score": "0.001",
-    "scoring.graph_weight": "0.10",
+    "scoring.graph_weight": "0.05",
     "scoring.usefulness_weight": "0.05",
     "scoring.valence_weight": "0.05",
     "scoring.quality_weight": "0.10",
@@ -86,8 +86,9 @@ DEFAULT_SETTINGS: dict[str, str] = {
 }
 """Seeded by the initial migration (insert-if-missing), so a fresh database is fully configured.
 
-Keys added later need their own migration that inserts them; an operator's edited value is never
-overwritten.
+Keys added later need their own migration that inserts them, and a changed default needs one that
+updates only rows still at the old default (0002 did so for fusion); an operator's edited value is
+never overwritten.
 """
 
 
