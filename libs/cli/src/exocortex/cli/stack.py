@@ -25,6 +25,10 @@ from exocortex.core.runtime.postgres import EmbeddedPostgres
 
 # Start order: the model loads slowest, so it starts first; everyone else retries until it is up.
 SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
+# A part that exits on its own is started again, unless it did so this often in this window: then
+# it is broken, not unlucky, and the stack stops with its log.
+MAX_RESTARTS = 3
+RESTART_WINDOW_SECONDS = 120.0
 # Background workers run at a lower CPU priority: on a small machine a bulk import's enrichment
 # would otherwise take the cores that stores and searches are waiting for.
 NICENESS = {"enrichment": 10, "maintenance": 10}
@@ -72,6 +76,9 @@ class Child:
     name: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    argv: list[str] = field(default_factory=list)
+    # When it was restarted after exiting on its own (monotonic seconds).
+    restarts: list[float] = field(default_factory=list)
 
 
 class Stack:
@@ -167,18 +174,25 @@ class Stack:
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         log_path = self.log_dir / f"{name}.log"
-        handle = log_path.open("ab")
-        process = subprocess.Popen(
-            argv,
-            env=self.env(),
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_child_setup(NICENESS.get(name, 0)),  # before any thread starts
-        )
-        handle.close()
-        self._children.append(Child(name, process, log_path))
+        process = self._launch(name, argv, log_path)
+        self._children.append(Child(name, process, log_path, argv))
         self._say(f"started {name} (pid {process.pid}, log {log_path})")
+
+    def _launch(
+        self, name: str, argv: list[str], log_path: Path, note: str = ""
+    ) -> subprocess.Popen[bytes]:
+        with log_path.open("ab") as handle:
+            if note:
+                handle.write(f"\n--- {note} ---\n".encode())
+                handle.flush()
+            return subprocess.Popen(
+                argv,
+                env=self.env(),
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_child_setup(NICENESS.get(name, 0)),  # before any thread starts
+            )
 
     def _wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -208,14 +222,27 @@ class Stack:
         return not self.config.mcp_port or port_is_open(self.config.host, self.config.mcp_port)
 
     def check_children(self) -> None:
-        """Raise if any process has exited: a stack with a dead part is not running."""
-        for child in self._children:
+        """Start again any part that exited on its own (a crash, a dependency that was away too
+        long); raise if one keeps exiting, since a stack with a dead part is not running."""
+        now = time.monotonic()
+        for index, child in enumerate(self._children):
             code = child.process.poll()
-            if code is not None:
+            if code is None:
+                continue
+            recent = [t for t in child.restarts if now - t < RESTART_WINDOW_SECONDS]
+            if len(recent) >= MAX_RESTARTS:
                 raise StackError(
-                    f"{child.name} exited with code {code}; see {child.log_path}. "
+                    f"{child.name} exited with code {code} ({len(recent) + 1} times within "
+                    f"{RESTART_WINDOW_SECONDS:.0f}s); see {child.log_path}. "
                     f"Its last lines:\n{_tail(child.log_path)}"
                 )
+            self._say(f"{child.name} exited with code {code}; starting it again")
+            process = self._launch(
+                child.name, child.argv, child.log_path, f"exited with code {code}; restarted"
+            )
+            self._children[index] = Child(
+                child.name, process, child.log_path, child.argv, [*recent, now]
+            )
 
     def stop_part(self, name: str, timeout: float = 20.0) -> None:
         """Stop one process (a service, the gateway, or the embedded ``nats``), e.g. to show
