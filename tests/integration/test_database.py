@@ -8,6 +8,7 @@ from pathlib import Path
 import nats
 import psycopg
 import pytest
+from alembic.script import ScriptDirectory
 from psycopg import errors
 
 from exocortex.core.db import migrate
@@ -28,6 +29,13 @@ TABLES = {
 }  # fmt: skip
 
 
+def _head() -> str:
+    """The one head revision (two heads would mean a migration was added beside another)."""
+    heads = ScriptDirectory.from_config(migrate.alembic_config("postgresql://x@localhost/x"))
+    assert len(heads.get_heads()) == 1, heads.get_heads()
+    return str(heads.get_current_head())
+
+
 def _tables(dsn: str) -> set[str]:
     with psycopg.connect(dsn) as conn:
         rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
@@ -42,7 +50,7 @@ def _insert_memory(conn: psycopg.Connection[tuple[object, ...]], mid: str, **col
 
 
 def test_migrations_upgrade_downgrade_upgrade(database_url: str) -> None:
-    assert migrate.current(database_url) == "0002"
+    assert migrate.current(database_url) == _head()
     assert _tables(database_url) == TABLES
 
     migrate.downgrade(database_url, "base")
@@ -50,7 +58,7 @@ def test_migrations_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert _tables(database_url) == set()
 
     migrate.upgrade(database_url)
-    assert migrate.current(database_url) == "0002"
+    assert migrate.current(database_url) == _head()
     assert _tables(database_url) == TABLES
 
 
@@ -77,11 +85,32 @@ def test_fusion_defaults_move_only_rows_still_at_the_old_default(database_url: s
     assert new["scoring.vector_weight"] == "0.30"
 
 
+def test_enrichment_settings_are_seeded_without_overwriting(database_url: str) -> None:
+    migrate.downgrade(database_url, "0002")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        gone = conn.execute("SELECT count(*) FROM settings WHERE key LIKE 'enrichment.%'")
+        assert gone.fetchone() == (0,)
+        # Set by hand before the migration that introduces the key.
+        conn.execute(
+            "INSERT INTO settings (key, value) VALUES ('enrichment.goal_threshold', '0.6')"
+        )
+
+    migrate.upgrade(database_url)
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT key, value FROM settings WHERE key LIKE 'enrichment.%'")
+        seeded = {str(k): str(v) for k, v in rows}
+        conn.execute("UPDATE settings SET value = '0.55' WHERE key = 'enrichment.goal_threshold'")
+    assert seeded["enrichment.goal_threshold"] == "0.6"
+    assert seeded["enrichment.relation_threshold"] == "0.75"
+    assert set(seeded) == {k for k in DEFAULT_SETTINGS if k.startswith("enrichment.")}
+
+
 def test_cli_reports_current_revision(
     database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert migrate.main(["--dsn", database_url, "current"]) == 0
-    assert capsys.readouterr().out.strip() == "0002"
+    assert capsys.readouterr().out.strip() == _head()
 
 
 def test_dedup_index_allows_one_active_root_per_hash(database_url: str) -> None:

@@ -154,3 +154,101 @@ async def test_content_update_is_enriched_again(
     }
     assert "Kafka" in names
     assert "Redis" not in names
+
+
+def _age(stack: Stack, memory_id: str, created_at: str) -> None:
+    """Move a memory back in time (``created_at`` is set by the server on store)."""
+    with psycopg.connect(stack.database_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE memories SET created_at = " + created_at + " WHERE id = %s", (memory_id,)
+        )
+
+
+def _elaborates(stack: Stack, source_id: str) -> dict[str, float]:
+    return {
+        str(target): float(strength)
+        for target, strength in _rows(
+            stack,
+            "SELECT target_id, strength FROM memory_links "
+            "WHERE source_id = %s AND link_type = 'elaborates'",
+            source_id,
+        )
+    }
+
+
+async def _episode(api: httpx.AsyncClient, namespace: str, text: str, **extra: Any) -> str:
+    memory = await _store(api, content=text, namespace=namespace, **extra)
+    await wait_enriched(api, memory["id"])  # its own links exist before the summary's
+    return str(memory["id"])
+
+
+async def test_weekly_summary_elaborates_on_the_important_memories_of_its_week(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    high = await _episode(api, namespace, "Shipped the billing export to CSV.", importance=0.9)
+    mid = await _episode(api, namespace, "Reviewed the on-call rota with Sam.", importance=0.6)
+    low = await _episode(api, namespace, "Watered the office plants.", importance=0.3)
+    old = await _episode(api, namespace, "Planned the spring offsite agenda.", importance=0.9)
+    meta = await _episode(
+        api, namespace, "Nightly retrieval regression run passed.", importance=0.9, is_metadata=True
+    )
+    other = await _episode(
+        api, namespace, "Last week: hiring and roadmap.", importance=0.9, tags=["narrative"]
+    )
+    archived = await _episode(api, namespace, "Drafted the Q3 budget memo.", importance=0.9)
+    assert (await api.post(f"/api/memories/{archived}/archive")).status_code == 200
+    _age(exo_stack, high, "now() - interval '2 days'")
+    _age(exo_stack, mid, "now() - interval '6 days'")
+    _age(exo_stack, old, "now() - interval '9 days'")
+
+    summary = await _store(
+        api,
+        content="This week we shipped the billing export and sorted out the on-call rota.",
+        namespace=namespace,
+        tags=["narrative", "weekly-summary"],
+    )
+    await wait_enriched(api, summary["id"])
+    assert _elaborates(exo_stack, summary["id"]) == {high: 0.6, mid: 0.6}
+    assert not {low, old, meta, other, archived} & set(_elaborates(exo_stack, summary["id"]))
+
+    # Enriching again (new content) adds nothing twice and keeps each link as it was.
+    reply = await api.patch(
+        f"/api/memories/{summary['id']}",
+        json={"content": "This week: the billing export shipped and the on-call rota is set."},
+    )
+    assert reply.status_code == 200, reply.text
+    await wait_enriched(api, summary["id"])
+    links = _rows(
+        exo_stack, "SELECT target_id FROM memory_links WHERE source_id = %s", summary["id"]
+    )
+    assert len(links) == len({t for (t,) in links})
+    assert _elaborates(exo_stack, summary["id"]) == {high: 0.6, mid: 0.6}
+
+
+async def test_epoch_links_its_month_episodes_and_narratives(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    episode = await _episode(api, namespace, "Migrated the search cluster.", importance=0.7)
+    _age(exo_stack, episode, "now() - interval '20 days'")
+    too_old = await _episode(api, namespace, "Signed the office lease.", importance=0.9)
+    _age(exo_stack, too_old, "now() - interval '40 days'")
+    this_month = await _episode(
+        api,
+        namespace,
+        "Weekly: the search cluster migration finished.",
+        tags=["narrative", "weekly-summary"],
+    )
+    _age(exo_stack, this_month, "now() - interval '1 second'")
+    last_month = await _episode(
+        api, namespace, "Weekly: lease talks went on.", tags=["narrative", "weekly-summary"]
+    )
+    _age(exo_stack, last_month, "date_trunc('month', now()) - interval '1 day'")
+
+    epoch = await _store(
+        api,
+        content="This month the search cluster moved to new hardware.",
+        namespace=namespace,
+        tags=["narrative", "epoch"],
+    )
+    await wait_enriched(api, epoch["id"])
+    assert _elaborates(exo_stack, epoch["id"]) == {episode: 0.6, this_month: 0.8}

@@ -1,6 +1,9 @@
 """Enriching one memory after it is stored or its content changes: entities and their
 relationships, links to related memories, contradiction candidates and implicit goal links.
 
+Summary memories (weekly narratives, epochs) also get temporal ``elaborates`` links to the
+memories of their window (see ``temporal``). Thresholds come from ``enrichment.*`` settings.
+
 Idempotent: a memory is enriched only while its ``enrichment_status`` is ``pending`` and only at
 the version that was read; a redelivered or stale event finds nothing to do. The result is
 committed with a ``memory.enriched`` event (outbox) so projections pick up the new keywords.
@@ -9,7 +12,6 @@ committed with a ``memory.enriched`` event (outbox) so projections pick up the n
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,42 +24,19 @@ from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
 from exocortex.core.db import outbox
 from exocortex.core.domain.contradictions import find_contradiction
-from exocortex.core.domain.entities import MIN_CONFIDENCE, extract_entities, extract_relationships
+from exocortex.core.domain.entities import extract_entities, extract_relationships
 from exocortex.core.domain.keywords import generate_keywords
 from exocortex.core.domain.vectors import Vector, from_bytes, to_bytes
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import links, memories
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.enrichment import metrics, repository
+from exocortex.enrichment import metrics, repository, temporal
+from exocortex.enrichment.thresholds import Thresholds
 from exocortex.proto.v1 import events_pb2
 
 log = get_logger(__name__)
 
 Row = dict[str, Any]
-
-
-def _float(settings: dict[str, str], key: str, default: float) -> float:
-    try:
-        return float(settings.get(key, default))
-    except ValueError:
-        return default
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    relation: float
-    relation_limit: int
-    contradiction: float
-    goal: float
-
-    @classmethod
-    def from_settings(cls, s: dict[str, str]) -> Thresholds:
-        return cls(
-            relation=_float(s, "enrichment.relation_threshold", 0.75),
-            relation_limit=int(_float(s, "enrichment.relation_limit", 5)),
-            contradiction=_float(s, "enrichment.contradiction_threshold", 0.7),
-            goal=_float(s, "enrichment.goal_threshold", 0.55),
-        )
 
 
 def _unit(vector: Vector) -> Vector:
@@ -104,7 +83,9 @@ class Enricher:
         started = time.perf_counter()
         settings = await self._settings.get()
         limits = Thresholds.from_settings(settings)
-        entities = [e for e in extract_entities(row["content"]) if e.confidence >= MIN_CONFIDENCE]
+        entities = [
+            e for e in extract_entities(row["content"]) if e.confidence >= limits.entity_confidence
+        ]
         relationships = extract_relationships(row["content"], entities)
         vector = await self._vector(row)
         neighbours: list[Neighbour] = []
@@ -113,7 +94,7 @@ class Enricher:
             found = await self._retrieval.nearest(
                 [vector],
                 namespace=row["namespace"],
-                limit=10,
+                limit=limits.neighbours,
                 min_similarity=min(limits.relation, limits.contradiction),
                 exclude_ids=[[row["id"]]],
             )
@@ -136,6 +117,9 @@ class Enricher:
                 conn, row["id"], row["namespace"], entities
             )
             await repository.add_relationships(conn, row["id"], entity_ids, relationships)
+            # Before the similarity links: for a memory that is both, "elaborates" says more,
+            # and an existing link is never overwritten.
+            hierarchy = await links.insert_missing(conn, await temporal.temporal_links(conn, row))
             related = [n for n in neighbours if n.similarity >= limits.relation]
             await links.insert_missing(
                 conn,
@@ -170,6 +154,7 @@ class Enricher:
             links=min(len(related), limits.relation_limit),
             contradictions=contradictions,
             goals=len(goals),
+            elaborates=hierarchy,
         )
 
     async def _contradictions(
@@ -188,7 +173,9 @@ class Enricher:
             other = others.get(n.root_id)
             if other is None or not other["is_active"]:
                 continue
-            candidate = find_contradiction(row["content"], other["content"])
+            candidate = find_contradiction(
+                row["content"], other["content"], negation_overlap=limits.negation_overlap
+            )
             if candidate is not None and await repository.add_contradiction(
                 conn, row["id"], other["id"], candidate
             ):

@@ -59,6 +59,14 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "chunking.target_size": "500",
     "auto_tagging.enabled": "true",
     "tags.alias_map": json.dumps({"nextjs": "next.js", "next-js": "next.js", "reactjs": "react"}),
+    # Enrichment (the asynchronous worker): entity, link, contradiction and goal thresholds.
+    "enrichment.entity_min_confidence": "0.5",
+    "enrichment.neighbour_limit": "10",
+    "enrichment.relation_threshold": "0.75",
+    "enrichment.relation_limit": "5",
+    "enrichment.contradiction_threshold": "0.7",
+    "enrichment.contradiction_negation_overlap": "0.6",
+    "enrichment.goal_threshold": "0.55",
     # Trash.
     "trash.auto_purge_days": "30",
     # Search.

@@ -74,15 +74,18 @@ def _claim(sentence: str) -> tuple[str, str, str] | None:
     return subject, _VERBS[match.group("verb").lower()], value
 
 
-def find_contradiction(a: str, b: str) -> Candidate | None:
-    """The strongest contradiction candidate between two texts, or None."""
+def find_contradiction(
+    a: str, b: str, *, negation_overlap: float = NEGATION_OVERLAP
+) -> Candidate | None:
+    """The strongest contradiction candidate between two texts, or None. A negation pair needs
+    at least ``negation_overlap`` (Jaccard) of its content words in common."""
     best: Candidate | None = None
     for sa in _sentences(a):
         for sb in _sentences(b):
             neg_a, neg_b = bool(_NEGATION.search(sa)), bool(_NEGATION.search(sb))
             if neg_a != neg_b:
                 overlap = _jaccard(_content_words(sa), _content_words(sb))
-                if overlap >= NEGATION_OVERLAP and (best is None or overlap > best.score):
+                if overlap >= negation_overlap and (best is None or overlap > best.score):
                     best = Candidate(
                         "negation",
                         f'One states the opposite of the other: "{sa[:120]}" vs "{sb[:120]}"',

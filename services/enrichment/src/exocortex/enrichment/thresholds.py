@@ -1,0 +1,58 @@
+"""The worker's tunable thresholds, read from the ``settings`` table (``enrichment.*``) on every
+memory through the settings cache, so a PATCH /api/settings takes effect within seconds.
+
+A missing or unparsable value falls back to the default below (the value migration 0003 seeds),
+and every value is clamped to a sane range: a typo must not stop enrichment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from exocortex.core.domain.contradictions import NEGATION_OVERLAP
+from exocortex.core.domain.entities import MIN_CONFIDENCE
+
+
+def _float(settings: Mapping[str, str], key: str, default: float, lo: float, hi: float) -> float:
+    try:
+        value = float(settings.get(key, default))
+    except ValueError:
+        return default
+    if value != value:  # NaN
+        return default
+    return min(hi, max(lo, value))
+
+
+def _int(settings: Mapping[str, str], key: str, default: int, lo: int, hi: int) -> int:
+    return int(_float(settings, key, default, lo, hi))
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    # Entities below this heuristic confidence are dropped.
+    entity_confidence: float
+    # How many nearest neighbours one memory is compared with (links and contradictions).
+    neighbours: int
+    relation: float
+    relation_limit: int
+    contradiction: float
+    # Share of content words a negated/non-negated sentence pair must have in common.
+    negation_overlap: float
+    goal: float
+
+    @classmethod
+    def from_settings(cls, s: Mapping[str, str]) -> Thresholds:
+        return cls(
+            entity_confidence=_float(
+                s, "enrichment.entity_min_confidence", MIN_CONFIDENCE, 0.0, 1.0
+            ),
+            neighbours=_int(s, "enrichment.neighbour_limit", 10, 1, 100),
+            relation=_float(s, "enrichment.relation_threshold", 0.75, -1.0, 1.0),
+            relation_limit=_int(s, "enrichment.relation_limit", 5, 0, 100),
+            contradiction=_float(s, "enrichment.contradiction_threshold", 0.7, -1.0, 1.0),
+            negation_overlap=_float(
+                s, "enrichment.contradiction_negation_overlap", NEGATION_OVERLAP, 0.0, 1.0
+            ),
+            goal=_float(s, "enrichment.goal_threshold", 0.55, -1.0, 1.0),
+        )
