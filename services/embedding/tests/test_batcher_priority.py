@@ -14,6 +14,8 @@ from exocortex.embedding.service import MicroBatcher
 class RecordingModel:
     """Stands in for the model (a pure unit test): records each batch, takes a little time."""
 
+    concurrent_calls = False
+
     def __init__(self) -> None:
         self.batches: list[list[str]] = []
 
@@ -43,3 +45,31 @@ async def test_a_query_does_not_wait_behind_a_bulk_backlog() -> None:
     assert [t for b in model.batches for t in b if t.startswith("passage")] == [
         f"passage {i}" for i in range(20)
     ]
+
+
+class ConcurrentModel(RecordingModel):
+    """A model that can run two calls at once; passage batches are slow."""
+
+    concurrent_calls = True
+
+    def encode(self, texts: list[str]) -> Any:
+        self.batches.append(list(texts))
+        time.sleep(0.01 if texts == ["the query"] else 0.5)
+        return [np.zeros(4, dtype=np.float32) for _ in texts]
+
+
+async def test_a_query_runs_beside_a_running_batch_when_the_model_allows() -> None:
+    model = ConcurrentModel()
+    batcher = MicroBatcher(model, max_batch=64, max_wait_ms=0)  # type: ignore[arg-type]
+    batcher.start()
+    try:
+        bulk = asyncio.create_task(batcher.embed([f"passage {i}" for i in range(8)]))
+        await asyncio.sleep(0.05)  # the slow batch is running
+        started = time.perf_counter()
+        await batcher.embed(["the query"], priority=0)
+        waited = time.perf_counter() - started
+        assert not bulk.done()  # the query did not wait for it
+        await bulk
+    finally:
+        await batcher.stop()
+    assert waited < 0.3

@@ -26,48 +26,63 @@ class _Pending:
 
 class MicroBatcher:
     """Merges concurrent embed calls into one model call: many small requests (one query each)
-    cost about as much as one batch, which is what keeps throughput up under load."""
+    cost about as much as one batch, which is what keeps throughput up under load.
+
+    Queries (priority 0) and passages (priority 1) wait in separate lanes. When the encoder can
+    run two calls at once (ONNX Runtime can), each lane has its own model thread, so a search's
+    query never waits for a bulk import's batch to finish; otherwise the lanes share one thread
+    and a query only waits for the batch already running."""
 
     def __init__(self, model: Encoder, *, max_batch: int, max_wait_ms: float) -> None:
         self._model = model
         self._max_batch = max_batch
         self._max_wait = max_wait_ms / 1000.0
-        # (priority, arrival, pending): queries (0) are served before passages (1), so a search
-        # never waits behind a bulk import's backlog, only behind the batch already running.
-        self._queue: asyncio.PriorityQueue[tuple[int, int, _Pending]] = asyncio.PriorityQueue()
         self._arrivals = itertools.count()
-        # One model thread: the runtime parallelises inside a batch already.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
-        self._task: asyncio.Task[None] | None = None
+        shared = None
+        if not model.concurrent_calls:
+            shared = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        self._lanes = {
+            priority: _Lane(
+                shared or ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"embed-{name}")
+            )
+            for priority, name in ((0, "query"), (1, "passage"))
+        }
+        self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="embedding-batcher")
+        self._tasks = [
+            asyncio.create_task(self._loop(lane), name=f"embedding-batcher-{priority}")
+            for priority, lane in self._lanes.items()
+        ]
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
             with suppress(asyncio.CancelledError):
-                await self._task
-        self._executor.shutdown(wait=False, cancel_futures=True)
+                await task
+        for lane in self._lanes.values():
+            lane.executor.shutdown(wait=False, cancel_futures=True)
 
     async def embed(self, texts: list[str], *, priority: int = 1) -> list[Vector]:
         if not texts:
             return []
+        lane = self._lanes[0 if priority == 0 else 1]
         # A large request is queued in max_batch slices, so it cannot hold the model for long.
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[list[Vector]]] = []
         for start in range(0, len(texts), self._max_batch):
             future: asyncio.Future[list[Vector]] = loop.create_future()
             pending = _Pending(texts[start : start + self._max_batch], future)
-            await self._queue.put((priority, next(self._arrivals), pending))
+            await lane.queue.put((next(self._arrivals), pending))
             futures.append(future)
         parts = await asyncio.gather(*futures)
         return [v for part in parts for v in part]
 
-    async def _loop(self) -> None:
+    async def _loop(self, lane: _Lane) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            _, _, first = await self._queue.get()
+            _, first = await lane.queue.get()
             batch = [first]
             size = len(first.texts)
             deadline = loop.time() + self._max_wait
@@ -76,7 +91,7 @@ class MicroBatcher:
                 if timeout <= 0:
                     break
                 try:
-                    _, _, item = await asyncio.wait_for(self._queue.get(), timeout)
+                    _, item = await asyncio.wait_for(lane.queue.get(), timeout)
                 except TimeoutError:
                     break
                 batch.append(item)
@@ -84,7 +99,7 @@ class MicroBatcher:
             texts = [t for item in batch for t in item.texts]
             start = time.perf_counter()
             try:
-                vectors = await loop.run_in_executor(self._executor, self._model.encode, texts)
+                vectors = await loop.run_in_executor(lane.executor, self._model.encode, texts)
             except Exception as exc:
                 for item in batch:
                     if not item.future.done():
@@ -99,6 +114,12 @@ class MicroBatcher:
                 if not item.future.done():
                     item.future.set_result(vectors[offset : offset + n])
                 offset += n
+
+
+@dataclass
+class _Lane:
+    executor: ThreadPoolExecutor
+    queue: asyncio.Queue[tuple[int, _Pending]] = field(default_factory=asyncio.Queue)
 
 
 def validate_texts(texts: list[str], *, max_texts: int, max_chars: int) -> None:

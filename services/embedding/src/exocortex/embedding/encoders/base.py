@@ -26,6 +26,8 @@ class ModelInfo:
 
 class Encoder(Protocol):
     info: ModelInfo
+    # True when two encode calls may run at once from different threads.
+    concurrent_calls: bool
 
     def encode(self, texts: list[str]) -> list[Vector]:
         """Unit-length vectors, one per text, in order."""

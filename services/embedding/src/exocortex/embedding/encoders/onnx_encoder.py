@@ -32,6 +32,9 @@ _PROBES = ["warm up", "Exocortex keeps an agent's decisions, notes and facts bet
 
 
 class OnnxEncoder:
+    # An ONNX Runtime session runs concurrent calls safely, so a query need not wait for a batch.
+    concurrent_calls = True
+
     def __init__(self, path: Path, pipeline: Pipeline, *, threads: int, cache_dir: Path) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer

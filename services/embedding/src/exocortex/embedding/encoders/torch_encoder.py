@@ -15,6 +15,9 @@ SMALL_BATCH = 4
 class TorchEncoder:
     """A sentence-transformers model loaded from a local directory; never from a hub."""
 
+    # It changes torch's global thread count per call, so calls must not overlap.
+    concurrent_calls = False
+
     def __init__(self, path: Path, *, threads: int) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
