@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import numpy as np
@@ -19,23 +21,32 @@ class RecordingModel:
     def __init__(self) -> None:
         self.batches: list[list[str]] = []
 
+    def seconds(self, texts: list[str]) -> float:
+        return 0.02
+
     def encode(self, texts: list[str]) -> Any:
         self.batches.append(list(texts))
-        time.sleep(0.02)
+        time.sleep(self.seconds(texts))
         return [np.zeros(4, dtype=np.float32) for _ in texts]
+
+
+@asynccontextmanager
+async def running(model: RecordingModel, max_batch: int) -> AsyncIterator[MicroBatcher]:
+    batcher = MicroBatcher(model, max_batch=max_batch, max_wait_ms=0)  # type: ignore[arg-type]
+    batcher.start()
+    try:
+        yield batcher
+    finally:
+        await batcher.stop()
 
 
 async def test_a_query_does_not_wait_behind_a_bulk_backlog() -> None:
     model = RecordingModel()
-    batcher = MicroBatcher(model, max_batch=4, max_wait_ms=0)  # type: ignore[arg-type]
-    batcher.start()
-    try:
+    async with running(model, max_batch=4) as batcher:
         bulk = asyncio.create_task(batcher.embed([f"passage {i}" for i in range(20)]))
         await asyncio.sleep(0.005)  # the first slice is running
         query = await batcher.embed(["the query"], priority=0)
         vectors = await bulk
-    finally:
-        await batcher.stop()
     assert len(query) == 1
     assert len(vectors) == 20
     assert all(len(b) <= 4 for b in model.batches)  # sliced to max_batch
@@ -52,17 +63,12 @@ class ConcurrentModel(RecordingModel):
 
     concurrent_calls = True
 
-    def encode(self, texts: list[str]) -> Any:
-        self.batches.append(list(texts))
-        time.sleep(0.01 if texts == ["the query"] else 0.5)
-        return [np.zeros(4, dtype=np.float32) for _ in texts]
+    def seconds(self, texts: list[str]) -> float:
+        return 0.01 if texts == ["the query"] else 0.5
 
 
 async def test_a_query_runs_beside_a_running_batch_when_the_model_allows() -> None:
-    model = ConcurrentModel()
-    batcher = MicroBatcher(model, max_batch=64, max_wait_ms=0)  # type: ignore[arg-type]
-    batcher.start()
-    try:
+    async with running(ConcurrentModel(), max_batch=64) as batcher:
         bulk = asyncio.create_task(batcher.embed([f"passage {i}" for i in range(8)]))
         await asyncio.sleep(0.05)  # the slow batch is running
         started = time.perf_counter()
@@ -70,6 +76,4 @@ async def test_a_query_runs_beside_a_running_batch_when_the_model_allows() -> No
         waited = time.perf_counter() - started
         assert not bulk.done()  # the query did not wait for it
         await bulk
-    finally:
-        await batcher.stop()
     assert waited < 0.3
