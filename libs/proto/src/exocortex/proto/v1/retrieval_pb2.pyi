@@ -6,6 +6,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from exocortex.proto.v1 import common_pb2 as _common_pb2
+from exocortex.proto.v1 import goals_pb2 as _goals_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
@@ -324,6 +325,112 @@ class ContextGraphResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ContextGraphResponse: _TypeAlias = ContextGraphResponse  # noqa: Y015
+
+@_typing.final
+class ProjectSnapshotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    PROJECT_FIELD_NUMBER: _builtins.int
+    DAYS_FIELD_NUMBER: _builtins.int
+    RECENT_LIMIT_FIELD_NUMBER: _builtins.int
+    DECISIONS_LIMIT_FIELD_NUMBER: _builtins.int
+    OPEN_THREADS_LIMIT_FIELD_NUMBER: _builtins.int
+    TECHNIQUES_LIMIT_FIELD_NUMBER: _builtins.int
+    GOALS_LIMIT_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    project: _builtins.str
+    """The project's name; it is the query of every search section. Required."""
+    days: _builtins.int
+    """Recent activity covers this many days (1..365); 0 = 14."""
+    recent_limit: _builtins.int
+    """Per-section limits (1..50); 0 = the default (recent 10, the other searches 5, goals 20)."""
+    decisions_limit: _builtins.int
+    open_threads_limit: _builtins.int
+    techniques_limit: _builtins.int
+    goals_limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        project: _builtins.str = ...,
+        days: _builtins.int = ...,
+        recent_limit: _builtins.int = ...,
+        decisions_limit: _builtins.int = ...,
+        open_threads_limit: _builtins.int = ...,
+        techniques_limit: _builtins.int = ...,
+        goals_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["days", b"days", "decisions_limit", b"decisions_limit", "goals_limit", b"goals_limit", "namespace", b"namespace", "open_threads_limit", b"open_threads_limit", "project", b"project", "recent_limit", b"recent_limit", "techniques_limit", b"techniques_limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProjectSnapshotRequest: _TypeAlias = ProjectSnapshotRequest  # noqa: Y015
+
+@_typing.final
+class ProjectSnapshotReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_FIELD_NUMBER: _builtins.int
+    SINCE_FIELD_NUMBER: _builtins.int
+    RECENT_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    OPEN_THREADS_FIELD_NUMBER: _builtins.int
+    TECHNIQUES_FIELD_NUMBER: _builtins.int
+    GOALS_FIELD_NUMBER: _builtins.int
+    DEGRADED_FIELD_NUMBER: _builtins.int
+    project: _builtins.str
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp:
+        """Start of the recent-activity window."""
+
+    @_builtins.property
+    def recent(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchResult]:
+        """Compact results: each has its preview."""
+
+    @_builtins.property
+    def decisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchResult]:
+        """Tagged decision."""
+
+    @_builtins.property
+    def open_threads(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchResult]:
+        """Tagged plan, todo, next-steps or in-progress."""
+
+    @_builtins.property
+    def techniques(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchResult]:
+        """Tagged technique."""
+
+    @_builtins.property
+    def goals(self) -> _containers.RepeatedCompositeFieldContainer[_goals_pb2.Goal]:
+        """Active goals of the namespace (not only the project's), by priority then newest; with
+        milestones and progress_count, without progress notes.
+        """
+
+    @_builtins.property
+    def degraded(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Indexes that could not answer one of the searches ("vector", "keyword")."""
+
+    def __init__(
+        self,
+        *,
+        project: _builtins.str = ...,
+        since: _timestamp_pb2.Timestamp | None = ...,
+        recent: _abc.Iterable[Global___SearchResult] | None = ...,
+        decisions: _abc.Iterable[Global___SearchResult] | None = ...,
+        open_threads: _abc.Iterable[Global___SearchResult] | None = ...,
+        techniques: _abc.Iterable[Global___SearchResult] | None = ...,
+        goals: _abc.Iterable[_goals_pb2.Goal] | None = ...,
+        degraded: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "degraded", b"degraded", "goals", b"goals", "open_threads", b"open_threads", "project", b"project", "recent", b"recent", "since", b"since", "techniques", b"techniques"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProjectSnapshotReply: _TypeAlias = ProjectSnapshotReply  # noqa: Y015
 
 @_typing.final
 class ListMemoriesRequest(_message.Message):

@@ -66,6 +66,11 @@ class RetrievalStub:
                 request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphResponse.FromString,
                 _registered_method=True)
+        self.ProjectSnapshot = channel.unary_unary(
+                '/exocortex.v1.Retrieval/ProjectSnapshot',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ProjectSnapshotRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ProjectSnapshotReply.FromString,
+                _registered_method=True)
         self.ListMemories = channel.unary_unary(
                 '/exocortex.v1.Retrieval/ListMemories',
                 request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ListMemoriesRequest.SerializeToString,
@@ -187,6 +192,14 @@ class RetrievalServicer:
 
     def ContextGraph(self, request, context):
         """Search seeds plus the memories linked to them (1 hop), for building context.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ProjectSnapshot(self, request, context):
+        """Where a project stands: recent activity, decisions, open threads, techniques (compact
+        searches for the project's name, which peek and do not count as access) and active goals.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -323,6 +336,11 @@ def add_RetrievalServicer_to_server(servicer, server):
                     servicer.ContextGraph,
                     request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ContextGraphResponse.SerializeToString,
+            ),
+            'ProjectSnapshot': grpc.unary_unary_rpc_method_handler(
+                    servicer.ProjectSnapshot,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ProjectSnapshotRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ProjectSnapshotReply.SerializeToString,
             ),
             'ListMemories': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMemories,
@@ -568,6 +586,33 @@ class Retrieval:
             '/exocortex.v1.Retrieval/ContextGraph',
             exocortex_dot_v1_dot_retrieval__pb2.ContextGraphRequest.SerializeToString,
             exocortex_dot_v1_dot_retrieval__pb2.ContextGraphResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ProjectSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/ProjectSnapshot',
+            exocortex_dot_v1_dot_retrieval__pb2.ProjectSnapshotRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.ProjectSnapshotReply.FromString,
             options,
             channel_credentials,
             insecure,

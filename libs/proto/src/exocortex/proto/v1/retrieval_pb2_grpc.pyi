@@ -45,6 +45,10 @@ class RetrievalStub:
     """
     ContextGraph: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ContextGraphRequest, _retrieval_pb2.ContextGraphResponse]
     """Search seeds plus the memories linked to them (1 hop), for building context."""
+    ProjectSnapshot: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ProjectSnapshotRequest, _retrieval_pb2.ProjectSnapshotReply]
+    """Where a project stands: recent activity, decisions, open threads, techniques (compact
+    searches for the project's name, which peek and do not count as access) and active goals.
+    """
     ListMemories: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ListMemoriesRequest, _retrieval_pb2.ListMemoriesResponse]
     """Reads of memories straight from Postgres (no semantic search)."""
     ListNamespaces: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ListNamespacesRequest, _retrieval_pb2.ListNamespacesResponse]
@@ -81,6 +85,10 @@ class RetrievalAsyncStub(RetrievalStub):
     """
     ContextGraph: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ContextGraphRequest, _retrieval_pb2.ContextGraphResponse]  # type: ignore[assignment]
     """Search seeds plus the memories linked to them (1 hop), for building context."""
+    ProjectSnapshot: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ProjectSnapshotRequest, _retrieval_pb2.ProjectSnapshotReply]  # type: ignore[assignment]
+    """Where a project stands: recent activity, decisions, open threads, techniques (compact
+    searches for the project's name, which peek and do not count as access) and active goals.
+    """
     ListMemories: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ListMemoriesRequest, _retrieval_pb2.ListMemoriesResponse]  # type: ignore[assignment]
     """Reads of memories straight from Postgres (no semantic search)."""
     ListNamespaces: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ListNamespacesRequest, _retrieval_pb2.ListNamespacesResponse]  # type: ignore[assignment]
@@ -150,6 +158,16 @@ class RetrievalServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_retrieval_pb2.ContextGraphResponse, _abc.Awaitable[_retrieval_pb2.ContextGraphResponse]]:
         """Search seeds plus the memories linked to them (1 hop), for building context."""
+
+    @_abc_1.abstractmethod
+    def ProjectSnapshot(
+        self,
+        request: _retrieval_pb2.ProjectSnapshotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.ProjectSnapshotReply, _abc.Awaitable[_retrieval_pb2.ProjectSnapshotReply]]:
+        """Where a project stands: recent activity, decisions, open threads, techniques (compact
+        searches for the project's name, which peek and do not count as access) and active goals.
+        """
 
     @_abc_1.abstractmethod
     def ListMemories(
