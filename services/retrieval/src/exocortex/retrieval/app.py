@@ -29,6 +29,7 @@ from exocortex.retrieval.reports import ReportService
 from exocortex.retrieval.search import SearchService
 from exocortex.retrieval.servicer import RetrievalServicer
 from exocortex.retrieval.settings import RetrievalSettings
+from exocortex.retrieval.snapshot import SnapshotService
 from exocortex.retrieval.waiters import IndexedVersions
 
 log = get_logger(__name__)
@@ -154,6 +155,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
                 entities=EntityService(pool),
                 reports=ReportService(pool),
                 settings=settings_cache,
+                snapshot=SnapshotService(search, pool),
             ),
         )
         server.register(

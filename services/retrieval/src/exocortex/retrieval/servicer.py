@@ -21,6 +21,7 @@ from exocortex.retrieval.nearest import nearest
 from exocortex.retrieval.reads import ListQuery, ReadService
 from exocortex.retrieval.reports import ReportService
 from exocortex.retrieval.search import LinkedRow, ScoredMemory, SearchService
+from exocortex.retrieval.snapshot import SnapshotService
 from exocortex.retrieval.waiters import IndexedVersions
 
 MAX_AWAIT_MS = 30_000
@@ -118,6 +119,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
         entities: EntityService,
         reports: ReportService,
         settings: SettingsCache,
+        snapshot: SnapshotService,
     ) -> None:
         self._search = search
         self._reads = reads
@@ -127,6 +129,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
         self._entities = entities
         self._reports = reports
         self._settings = settings
+        self._snapshot = snapshot
 
     async def Search(
         self, request: retrieval_pb2.SearchRequest, context: grpc.aio.ServicerContext
@@ -163,6 +166,21 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
         return retrieval_pb2.ContextGraphResponse(
             results=[_result(r) for r in outcome.results],
             linked=[_linked(x) for x in linked],
+        )
+
+    async def ProjectSnapshot(
+        self, request: retrieval_pb2.ProjectSnapshotRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.ProjectSnapshotReply:
+        snap = await self._snapshot.snapshot(request)
+        return retrieval_pb2.ProjectSnapshotReply(
+            project=snap.project,
+            since=_stamp(snap.since),
+            recent=[_result(r) for r in snap.recent],
+            decisions=[_result(r) for r in snap.decisions],
+            open_threads=[_result(r) for r in snap.open_threads],
+            techniques=[_result(r) for r in snap.techniques],
+            goals=snap.goals,
+            degraded=snap.degraded,
         )
 
     async def GetMemories(
