@@ -30,6 +30,7 @@ from exocortex.gateway.routers import (
     memories,
     reads,
     search,
+    snapshot,
 )
 from exocortex.gateway.routers import settings as settings_routes
 from exocortex.gateway.settings import GatewaySettings
@@ -56,6 +57,7 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     entity_reads.router,
     entity_writes.router,
     insights.router,
+    snapshot.router,
     settings_routes.router,
     export.router,
     chat.router,
