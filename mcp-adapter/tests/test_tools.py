@@ -300,12 +300,16 @@ async def test_digest_session_stores_a_summary(mcp: Client, namespace: str, tmp_
 
 async def test_project_snapshot(mcp: Client, namespace: str) -> None:
     await store(mcp, namespace, "Project zephyr: the importer now streams CSV rows.")
+    decided = await store(mcp, namespace, "Zephyr decision: parse dates as UTC.", tags=["decision"])
     out, text = await call(
         mcp, "memory_project_snapshot", cwd="/home/me/code/zephyr", namespace=namespace
     )
     assert out["project"] == "zephyr"
     assert out["recent"]
+    assert [h["id"] for h in out["decisions"]] == [decided]
+    assert out["open_threads"] == []
     assert text.startswith("# Project snapshot: zephyr")
+    assert f"## Decisions\n- [{decided}]" in text
     message = await call_error(mcp, "memory_project_snapshot")
     assert "project" in message
 

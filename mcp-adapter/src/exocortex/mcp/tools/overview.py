@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
 from pathlib import PurePath
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from exocortex.mcp.common import Api, body, items, render_hit, result
+from exocortex.mcp.common import Api, hit, render_hit, result
 from exocortex.mcp.gateway import UnsupportedRoute
-from exocortex.mcp.models import Goal, Hit, PingOutput, SnapshotOutput
+from exocortex.mcp.models import Hit, PingOutput, SnapshotOutput
 from exocortex.mcp.tools.goals import goal, render_goal
-from exocortex.mcp.tools.reads import search
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
-
-OPEN_THREAD_TAGS = ["plan", "todo", "next-steps", "in-progress"]
 
 
 async def memory_project_snapshot(
@@ -32,28 +28,18 @@ async def memory_project_snapshot(
     name = (project or "").strip() or (PurePath(cwd.strip()).name if cwd else "")
     if not name:
         raise ToolError("give `project`, or `cwd` whose folder name is the project")
-    api = Api(ctx)
-    since = (datetime.now(UTC) - timedelta(days=days)).isoformat()
-
-    async def find(limit: int, **filters: Any) -> list[Hit]:
-        payload = body(query=name, limit=limit, namespace=namespace, compact=True, **filters)
-        return (await search(api, payload)).results
-
-    recent, decisions, threads, techniques, goals = await asyncio.gather(
-        find(10, after=since),
-        find(5, tags=["decision"]),
-        find(5, tags=OPEN_THREAD_TAGS),
-        find(5, tags=["technique"]),
-        _active_goals(api, namespace),
+    # One read: the server runs the sections at once, as compact searches that count no access.
+    raw = await Api(ctx).call(
+        "GET", "/api/snapshot", params={"project": name, "days": days, "namespace": namespace}
     )
     out = SnapshotOutput(
         project=name,
-        since=since,
-        recent=recent,
-        decisions=decisions,
-        open_threads=threads,
-        techniques=techniques,
-        goals=goals or [],
+        since=str(raw["since"]),
+        recent=_hits(raw, "recent"),
+        decisions=_hits(raw, "decisions"),
+        open_threads=_hits(raw, "open_threads"),
+        techniques=_hits(raw, "techniques"),
+        goals=[goal(g) for g in raw.get("goals") or []],
     )
     lines = [f"# Project snapshot: {name} (last {days} days)"]
     for title, hits in (
@@ -65,11 +51,15 @@ async def memory_project_snapshot(
         lines.append(f"## {title}")
         lines += [f"- {render_hit(h, full=False)}" for h in hits] or ["- none"]
     lines.append("## Active goals")
-    if goals is None:
-        lines.append("- (this server does not support goals yet)")
-    else:
-        lines += [f"- {render_goal(g, detail=False)}" for g in out.goals] or ["- none"]
+    lines += [f"- {render_goal(g, detail=False)}" for g in out.goals] or ["- none"]
     return result("\n".join(lines), out)
+
+
+def _hits(raw: dict[str, Any], section: str) -> list[Hit]:
+    """A section's compact results ({id, preview, score, tags, created_at}) as result lines."""
+    return [
+        hit(r, score=r.get("score"), preview=r.get("preview", "")) for r in raw.get(section) or []
+    ]
 
 
 async def memory_ping(
@@ -101,17 +91,6 @@ async def memory_ping(
             f"{out.entities} entities, {out.tags} tags; oldest {out.oldest}, newest {out.newest}"
         )
     return result("\n".join(lines), out)
-
-
-async def _active_goals(api: Api, namespace: str | None) -> list[Goal] | None:
-    """Active goals, or None from a server without goal routes (the rest still helps)."""
-    try:
-        raw = await api.call(
-            "GET", "/api/goals", params={"status": "active", "namespace": namespace}
-        )
-    except UnsupportedRoute:
-        return None
-    return [goal(g) for g in items(raw, "results", "goals")]
 
 
 async def _counts(api: Api, namespace: str | None) -> dict[str, Any] | None:
