@@ -338,3 +338,50 @@ async def test_usefulness_signal_reaches_the_ranking(
     after = (await search(api, namespace, "rollback procedure"))["results"][0]
     assert after["score_breakdown"]["usefulness"] > 0
     assert after["score"] > before["score"]
+
+
+async def test_query_expansion_finds_an_entity_by_its_alias(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    entity = await api.post(
+        "/api/entities",
+        json={"name": "Kubernetes", "aliases": ["k8s"], "namespace": namespace},
+    )
+    assert entity.status_code == 201, entity.text
+    target = await store(api, namespace, "Every service runs on Kubernetes since the spring.")
+    await store(api, namespace, "The office plants are watered on Fridays.")
+
+    body = await search(api, namespace, "k8s rollout")
+    assert "Kubernetes" in body["expansion_terms"]
+    hit = next(r for r in body["results"] if r["memory"]["id"] == target)
+    assert hit["score_breakdown"]["keyword_rank"] is not None  # matched through the expansion
+
+    assert (
+        await api.patch("/api/settings", json={"search.query_expansion": "false"})
+    ).status_code == 200
+    try:
+        await asyncio.sleep(5.5)  # the retrieval service caches settings for 5 s
+        body = await search(api, namespace, "k8s rollout")
+        assert body["expansion_terms"] == []
+        for r in body["results"]:
+            if r["memory"]["id"] == target:
+                assert r["score_breakdown"]["keyword_rank"] is None
+    finally:
+        await api.patch("/api/settings", json={"search.query_expansion": "true"})
+        await asyncio.sleep(5.5)
+
+
+async def test_expanded_query_reaches_both_indexes(api: httpx.AsyncClient, namespace: str) -> None:
+    target = await store(api, namespace, "Invoices are exported to the accounting system nightly.")
+    plain = await search(api, namespace, "zqxw")
+    assert all(r["score_breakdown"]["keyword_rank"] is None for r in plain["results"])
+    body = await search(api, namespace, "zqxw", expanded_query="invoices accounting export")
+    hit = next(r for r in body["results"] if r["memory"]["id"] == target)
+    assert hit["score_breakdown"]["keyword_rank"] == 1
+    assert hit["score_breakdown"]["vector_rank"] == 1
+    too_long = await api.post(
+        "/api/memories/search",
+        json={"query": "x", "namespace": namespace, "expanded_query": "y" * 4001},
+    )
+    assert too_long.status_code in (400, 422)
+    assert "expanded_query" in too_long.text

@@ -27,6 +27,12 @@ class SearchBody(BaseModel):
     )
 
     query: str = Field(min_length=1, max_length=4000)
+    expanded_query: str | None = Field(
+        default=None,
+        max_length=4000,
+        description="Your own rewording or extra terms: embedded with the query and OR-ed into "
+        "the keyword search.",
+    )
     limit: int = Field(default=10, ge=1, le=100)
     offset: int = Field(default=0, ge=0, le=10_000)
     namespace: str = Field(default="default", min_length=1, max_length=128)
@@ -103,6 +109,11 @@ class SearchResponse(BaseModel):
     mode: str
     degraded: list[str]
     linked: list[LinkedResult] = Field(default_factory=list)
+    expansion_terms: list[str] = Field(
+        default_factory=list,
+        description="Terms query expansion OR-ed into the keyword search (entity names, "
+        "aliases and related entities; tag aliases).",
+    )
 
 
 class ContextGraphResponse(BaseModel):
@@ -172,6 +183,7 @@ def search_request(body: SearchBody) -> retrieval_pb2.SearchRequest:
         max_tokens=body.max_tokens or 0,
         linked_limit=LINKED_CONTEXT if body.include_linked else 0,
         purpose="search",
+        expanded_query=body.expanded_query or "",
     )
     for name in ("content_type", "source", "min_importance", "min_score"):
         value = getattr(body, name)
@@ -202,6 +214,7 @@ async def search_memories(body: SearchBody, backends: BackendsDep) -> dict[str, 
         "mode": reply.mode,
         "degraded": list(reply.degraded),
         "linked": [linked_result(x) for x in reply.linked],
+        "expansion_terms": list(reply.expansion_terms),
     }
 
 

@@ -86,6 +86,7 @@ def render_search(out: SearchOutput, header: str, *, full: bool) -> str:
 async def memory_search(
     ctx: Context,
     query: Annotated[str, Field(min_length=1)],
+    expanded_query: Annotated[str, Field(description="your rewording/synonyms")] | None = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
     tags: Tags | None = None,
     after: Date | None = None,
@@ -110,6 +111,7 @@ async def memory_search(
         min_score=min_score,
         include_metadata=include_metadata or None,
         namespace=namespace,
+        expanded_query=(expanded_query or "").strip() or None,
     )
     out = await search(Api(ctx), payload)
     return result(render_search(out, f'Memories for "{out.query}"', full=not compact), out)

@@ -27,7 +27,7 @@ from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.proto.v1 import retrieval_pb2
-from exocortex.retrieval import graph, metrics, packing, scoring
+from exocortex.retrieval import expansion, graph, metrics, packing, scoring
 from exocortex.retrieval.fusion import Fused, collapse_to_roots, rank_by_score, rrf
 from exocortex.retrieval.lru import LruCache, TtlCache
 
@@ -68,6 +68,7 @@ class SearchOutcome:
     mode: str = "rrf"
     linked: list[LinkedRow] = field(default_factory=list)
     total: int = 0
+    expansion_terms: list[str] = field(default_factory=list)
 
 
 SearchListener = Callable[[retrieval_pb2.SearchRequest, SearchOutcome], None]
@@ -158,19 +159,24 @@ class SearchService:
         candidates = max(self._min_candidates, wanted * self._overfetch)
 
         degraded: list[str] = []
-        vector_task = asyncio.create_task(self._vector_hits(query, candidates, flt))
+        extra = req.expanded_query.strip()
+        vector_task = asyncio.create_task(
+            self._vector_hits(f"{query} {extra}" if extra else query, candidates, flt)
+        )
+        expansion_cfg = expansion.ExpansionSettings.from_settings(settings)
         keyword_task = asyncio.create_task(
-            _timed("keyword", self._keyword.search(query, candidates, flt))
+            self._keyword_hits(namespace, query, extra, expansion_cfg, candidates, flt)
         )
         vector_hits: list[IndexHit] = []
         keyword_hits: list[IndexHit] = []
+        expansion_terms: list[str] = []
         try:
             vector_hits = await vector_task
         except Exception as exc:
             log.warning("vector side unavailable; answering from keywords", error=str(exc))
             degraded.append("vector")
         try:
-            keyword_hits = await keyword_task
+            keyword_hits, expansion_terms = await keyword_task
         except Exception as exc:
             log.warning("keyword index unavailable; answering from vectors", error=str(exc))
             degraded.append("keyword")
@@ -220,6 +226,7 @@ class SearchService:
             degraded=degraded,
             mode="rrf" if cfg.use_rrf else "legacy",
             total=len(scored),
+            expansion_terms=expansion_terms,
         )
         if req.linked_limit:
             outcome.linked = await self.linked([s.row["id"] for s in page], req.linked_limit)
@@ -323,6 +330,28 @@ class SearchService:
             links = await graph.linked(conn, result_ids, limit)
             rows = await memories.get_many(conn, [link.memory_id for link in links])
         return [LinkedRow(rows[x.memory_id], x) for x in links if x.memory_id in rows]
+
+    async def _keyword_hits(
+        self,
+        namespace: str,
+        query: str,
+        extra: str,
+        cfg: expansion.ExpansionSettings,
+        limit: int,
+        flt: IndexFilter,
+    ) -> tuple[list[IndexHit], list[str]]:
+        """Keyword hits for the query, the caller's extra text and the expansion terms (which
+        are returned too, so the reply can show them)."""
+        terms: list[str] = []
+        if cfg.enabled:
+            try:
+                async with self._pool.connection() as conn:
+                    terms = await _timed("expand", expansion.expand(conn, namespace, query, cfg))
+            except Exception as exc:  # expansion only adds recall; never fail a search on it
+                log.warning("query expansion failed; searching without it", error=str(exc))
+        text = " ".join(part for part in (query, extra, *terms) if part)
+        hits = await _timed("keyword", self._keyword.search(text, limit, flt))
+        return hits, terms
 
     async def _vector_hits(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
         vector = self._query_vectors.get(query)

@@ -141,6 +141,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
             mode=outcome.mode,
             linked=[_linked(x) for x in outcome.linked],
             total_candidates=outcome.total,
+            expansion_terms=outcome.expansion_terms,
         )
 
     async def ContextGraph(

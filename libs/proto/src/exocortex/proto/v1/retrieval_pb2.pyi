@@ -43,6 +43,7 @@ class SearchRequest(_message.Message):
     MAX_TOKENS_FIELD_NUMBER: _builtins.int
     LINKED_LIMIT_FIELD_NUMBER: _builtins.int
     PURPOSE_FIELD_NUMBER: _builtins.int
+    EXPANDED_QUERY_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     namespace: _builtins.str
     limit: _builtins.int
@@ -59,6 +60,10 @@ class SearchRequest(_message.Message):
     """Up to this many memories linked (1 hop) to the results and not among them; 0 = none."""
     purpose: _builtins.str
     """Why this search runs ("search", "context", ...); internal callers do not count as access."""
+    expanded_query: _builtins.str
+    """The caller's own rewording or extra terms: embedded with the query and OR-ed into the
+    keyword query.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -84,10 +89,11 @@ class SearchRequest(_message.Message):
         max_tokens: _builtins.int = ...,
         linked_limit: _builtins.int = ...,
         purpose: _builtins.str = ...,
+        expanded_query: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "_min_score", b"_min_score", "_source", b"_source", "after", b"after", "before", b"before", "content_type", b"content_type", "min_importance", b"min_importance", "min_score", b"min_score", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "_min_score", b"_min_score", "_source", b"_source", "after", b"after", "before", b"before", "compact", b"compact", "content_type", b"content_type", "include_metadata", b"include_metadata", "limit", b"limit", "linked_limit", b"linked_limit", "max_tokens", b"max_tokens", "min_importance", b"min_importance", "min_score", b"min_score", "namespace", b"namespace", "offset", b"offset", "purpose", b"purpose", "query", b"query", "source", b"source", "tags", b"tags"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_min_importance", b"_min_importance", "_min_score", b"_min_score", "_source", b"_source", "after", b"after", "before", b"before", "compact", b"compact", "content_type", b"content_type", "expanded_query", b"expanded_query", "include_metadata", b"include_metadata", "limit", b"limit", "linked_limit", b"linked_limit", "max_tokens", b"max_tokens", "min_importance", b"min_importance", "min_score", b"min_score", "namespace", b"namespace", "offset", b"offset", "purpose", b"purpose", "query", b"query", "source", b"source", "tags", b"tags"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
     _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
@@ -239,6 +245,7 @@ class SearchResponse(_message.Message):
     MODE_FIELD_NUMBER: _builtins.int
     LINKED_FIELD_NUMBER: _builtins.int
     TOTAL_CANDIDATES_FIELD_NUMBER: _builtins.int
+    EXPANSION_TERMS_FIELD_NUMBER: _builtins.int
     mode: _builtins.str
     """"rrf" or "legacy"."""
     total_candidates: _builtins.int
@@ -251,6 +258,10 @@ class SearchResponse(_message.Message):
 
     @_builtins.property
     def linked(self) -> _containers.RepeatedCompositeFieldContainer[Global___LinkedMemory]: ...
+    @_builtins.property
+    def expansion_terms(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Terms query expansion added to the keyword query (entity names and aliases, tag aliases)."""
+
     def __init__(
         self,
         *,
@@ -259,10 +270,11 @@ class SearchResponse(_message.Message):
         mode: _builtins.str = ...,
         linked: _abc.Iterable[Global___LinkedMemory] | None = ...,
         total_candidates: _builtins.int = ...,
+        expansion_terms: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["degraded", b"degraded", "linked", b"linked", "mode", b"mode", "results", b"results", "total_candidates", b"total_candidates"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["degraded", b"degraded", "expansion_terms", b"expansion_terms", "linked", b"linked", "mode", b"mode", "results", b"results", "total_candidates", b"total_candidates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
