@@ -39,6 +39,8 @@ class WriteConfig:
     semantic_dedup: bool
     similarity_threshold: float
     skip_insert_on_match: bool
+    merge: bool
+    merge_threshold: float
     exempt_tags: frozenset[str]
     chunking: bool
     max_length: int
@@ -58,6 +60,8 @@ class WriteConfig:
             semantic_dedup=_truthy(s.get("dedup.enabled"), True),
             similarity_threshold=_float(s, "dedup.similarity_threshold", 0.85),
             skip_insert_on_match=_truthy(s.get("dedup.skip_insert_on_match"), True),
+            merge=_truthy(s.get("dedup.merge_enabled"), False),
+            merge_threshold=_float(s, "dedup.merge_threshold", 0.75),
             exempt_tags=frozenset(_json_list(s.get("dedup.exempt_tags"))),
             chunking=_truthy(s.get("chunking.enabled"), True),
             max_length=int(_float(s, "chunking.max_length", 1500)),
@@ -67,3 +71,11 @@ class WriteConfig:
             benchmark_indexed=_truthy(s.get("benchmark.indexed"), False),
             benchmark_chunking=_truthy(s.get("benchmark.chunking"), False),
         )
+
+    @property
+    def semantic_floor(self) -> float:
+        """The lowest similarity semantic dedup acts on: the merge band starts below the
+        duplicate threshold when merge mode is on."""
+        if self.merge and self.merge_threshold < self.similarity_threshold:
+            return self.merge_threshold
+        return self.similarity_threshold

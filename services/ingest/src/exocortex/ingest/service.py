@@ -1,5 +1,6 @@
 """StoreMemory: strip, normalise, dedup (hash, then semantic over the whole namespace), chunk,
-embed, and commit the rows with their event in one transaction."""
+embed, and commit the rows with their event in one transaction. In merge mode a near match
+takes the new text instead (``merge``)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.ingest import events, metrics
+from exocortex.ingest import events, merge, metrics
 from exocortex.ingest.config import WriteConfig
 from exocortex.ingest.prepare import Prepared, prepare
 from exocortex.ingest.rows import build_rows
@@ -99,9 +100,14 @@ class IngestService:
             match = await self.semantic_match(p, vectors[0], config)
             if match is not None:
                 existing, similarity = match
-                if config.skip_insert_on_match:
+                if similarity < config.similarity_threshold:
+                    merged = await self.merge(existing, p, similarity, config)
+                    if merged is not None:
+                        return merged
+                elif config.skip_insert_on_match:
                     return await self.reuse(existing, p, similarity=similarity, reason="semantic")
-                supersede = (existing["id"], similarity)
+                else:
+                    supersede = (existing["id"], similarity)
 
         rows = build_rows(p, vectors, model=self.embedder.fingerprint, dim=self.embedder.dimensions)
         try:
@@ -156,6 +162,22 @@ class IngestService:
                 return row, round(n.similarity, 4)
         return None
 
+    async def merge(
+        self, existing: Row, p: Prepared, similarity: float, config: WriteConfig
+    ) -> StoreResult | None:
+        """Merge mode: append the new text to a near match (None: store it on its own)."""
+        if merge.already_merged(existing, p):
+            return await self.reuse(existing, p, similarity=similarity, reason="merged-before")
+        if len(existing["content"]) + len(merge.SEPARATOR) + len(p.content) > (
+            self.max_content_chars
+        ):
+            return None  # the merged memory would exceed the content limit
+        row = await merge.merge_into(self.pool, self.embedder, existing["id"], p, config)
+        if row is None:
+            return None
+        log.info("store merged into a similar memory", memory_id=row["id"], similarity=similarity)
+        return StoreResult(row, "merged", row["id"], similarity)
+
     async def nearest(
         self, vectors: list[Vector], p: Prepared, config: WriteConfig, *, limit: int
     ) -> list[Neighbour]:
@@ -164,7 +186,7 @@ class IngestService:
                 vectors,
                 namespace=p.namespace,
                 limit=limit,
-                min_similarity=config.similarity_threshold,
+                min_similarity=config.semantic_floor,
                 content_type=p.content_type,
                 tags=p.given_tags,
                 roots_only=True,
