@@ -113,7 +113,7 @@ class ProgressCreate(BaseModel):
 
 
 class ProgressMemory(Memory):
-    dedup_action: Literal["created", "skipped", "superseded"]
+    dedup_action: Literal["created", "skipped", "superseded", "merged"]
     indexed: bool
 
 

@@ -87,7 +87,7 @@ class Memory(BaseModel):
 
 
 class StoredMemory(Memory):
-    dedup_action: Literal["created", "skipped", "superseded"]
+    dedup_action: Literal["created", "skipped", "superseded", "merged"]
     superseded_id: str | None = Field(
         default=None, description="The existing memory a duplicate matched (seed name)."
     )

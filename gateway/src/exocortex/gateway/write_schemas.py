@@ -73,7 +73,7 @@ class ImportRequest(Strict):
 class ImportItemResult(BaseModel):
     index: int
     id: str | None
-    dedup_action: Literal["created", "skipped", "superseded", "failed"]
+    dedup_action: Literal["created", "skipped", "superseded", "merged", "failed"]
     error: str | None = None
     field: str | None = None
 

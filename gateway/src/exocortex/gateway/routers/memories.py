@@ -110,7 +110,8 @@ async def create_memory(body: MemoryCreate, backends: BackendsDep) -> dict[str, 
     """Store a memory. Returns once it is searchable (`indexed: true`) or after a bounded wait
     (`indexed: false`: it is committed and will be searchable shortly). `dedup_action` says
     whether it was created, matched an existing memory (`skipped`, with `superseded_id` and
-    `dedup_similarity`) or replaced one (`superseded`)."""
+    `dedup_similarity`), replaced one (`superseded`) or, in merge mode, was appended to a similar
+    one (`merged`: the response is that memory)."""
     stored: ingest_pb2.StoreMemoryResponse = await backends.ingest.StoreMemory(
         _store_request(body), timeout=backends.settings.rpc_timeout_seconds
     )

@@ -88,11 +88,15 @@ async def memory_store(
     )
     raw = await api.call("POST", "/api/memories", json=payload)
     out = StoreResult.model_validate(raw)
-    verb = {"skipped": "Already stored", "superseded": "Stored (supersedes older)"}.get(
-        out.dedup_action, "Stored"
-    )
+    verb = {
+        "skipped": "Already stored",
+        "superseded": "Stored (supersedes older)",
+        "merged": "Merged into similar",
+    }.get(out.dedup_action, "Stored")
     text = f"{verb} memory {out.id}"
-    if out.superseded_id and out.dedup_action != "created":
+    if out.dedup_action == "merged" and out.dedup_similarity is not None:
+        text += f" ({out.dedup_similarity:.0%} similar; the new text was appended)"
+    elif out.superseded_id and out.dedup_action != "created":
         text += f" (matched {out.superseded_id})"
     if out.tags:
         text += f" | tags: {', '.join(out.tags)}"
