@@ -148,6 +148,8 @@ async def test_section_limits_and_window(api: httpx.AsyncClient, namespace: str)
         ({}, "project"),
         ({"project": ""}, "project"),
         ({"project": "   "}, "project"),
+        ({"project": "x\x00y"}, "project"),
+        ({"project": "x", "namespace": "a\x00b"}, "namespace"),
         ({"project": "x", "days": 0}, "days"),
         ({"project": "x", "decisions_limit": 51}, "decisions_limit"),
     ],
@@ -155,7 +157,7 @@ async def test_section_limits_and_window(api: httpx.AsyncClient, namespace: str)
 async def test_bad_requests_name_the_field(
     api: httpx.AsyncClient, namespace: str, params: dict[str, Any], field: str
 ) -> None:
-    reply = await api.get("/api/snapshot", params={"namespace": namespace, **params})
+    reply = await api.get("/api/snapshot", params={"namespace": namespace} | params)
     assert reply.status_code == 400, reply.text
     assert reply.headers["content-type"].startswith("application/problem+json")
     assert reply.json()["field"] == field

@@ -68,7 +68,14 @@ def _project(request: retrieval_pb2.ProjectSnapshotRequest) -> str:
         raise InvalidArgument(
             f"project is longer than {MAX_PROJECT_CHARS} characters", field="project"
         )
+    _no_nul(project, "project")
     return project
+
+
+def _no_nul(value: str, name: str) -> None:
+    # Postgres text cannot hold NUL, so no memory or goal has one; asking would fail in SQL.
+    if "\x00" in value:
+        raise InvalidArgument(f"{name} must not contain NUL characters", field=name)
 
 
 def _days(request: retrieval_pb2.ProjectSnapshotRequest) -> int:
@@ -90,6 +97,7 @@ class SnapshotService:
         since = datetime.now(UTC) - timedelta(days=_days(request))
         limits = {section: _limit(request, section) for section in DEFAULT_LIMITS}
         namespace = request.namespace or "default"
+        _no_nul(namespace, "namespace")
 
         def find(section: str, tags: tuple[str, ...] = ()) -> retrieval_pb2.SearchRequest:
             return retrieval_pb2.SearchRequest(
