@@ -394,9 +394,14 @@ async def test_bulk_tag_and_bulk_update(api: httpx.AsyncClient, namespace: str) 
     assert "birds" in got["tags"]
     assert "old" not in got["tags"]
     assert got["version"] > a["version"]
-    filtered = await _search(api, namespace, "herons", tags=["birds"])
-    assert {r["memory"]["id"] for r in filtered} == {a["id"], b["id"]}
-    # Bulk edits are not awaited: the projection catches up shortly.
+    # Bulk edits are not awaited: the projection (which filters by tag) catches up shortly.
+    both = {a["id"], b["id"]}
+    for _ in range(100):
+        filtered = await _search(api, namespace, "herons", tags=["birds"])
+        if {r["memory"]["id"] for r in filtered} == both:
+            break
+        await asyncio.sleep(0.1)
+    assert {r["memory"]["id"] for r in filtered} == both
     for _ in range(100):
         if await _search(api, namespace, "herons", tags=["old"]) == []:
             break
