@@ -261,6 +261,7 @@ async def test_ingest_markdown_and_reingest(mcp: Client, namespace: str, tmp_pat
     assert out["stored"] >= 2
     assert out["files"][0]["path"] == str(doc.resolve())
     assert "runbook.md" in text
+    assert out["indexed"] is True  # searchable as soon as the call returns
     found, _ = await call(mcp, "memory_search", query="rotating keys", namespace=namespace)
     assert any("EXO_API_KEYS" in r["text"] for r in found["results"])
 

@@ -78,6 +78,7 @@ async def test_markdown_ingest_splits_and_reingest_replaces(
     assert reply.status_code == 200, reply.text
     body = reply.json()
     assert body["stored"] == 3
+    assert body["indexed"] is True  # read-your-writes, as for a single store
     file = body["files"][0]
     assert file["path"] == str(doc)
     assert file["sections"] == 3

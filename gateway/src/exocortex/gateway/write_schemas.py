@@ -152,6 +152,9 @@ class IngestResponse(BaseModel):
     files: list[IngestedFile]
     stored: int
     replaced: int
+    indexed: bool = Field(
+        description="Every section is searchable (false: committed, searchable shortly)."
+    )
 
 
 class DigestRequest(Strict):

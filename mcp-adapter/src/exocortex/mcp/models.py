@@ -126,6 +126,7 @@ class IngestOutput(Out):
     files: list[IngestedFile]
     stored: int
     replaced: int
+    indexed: bool = False
 
 
 class DigestOutput(Out):

@@ -3,6 +3,7 @@ ingest and session digests. Every route maps to one ingest RPC; reads live in ``
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC
 from typing import Any
@@ -78,13 +79,17 @@ def _store_request(body: MemoryCreate) -> ingest_pb2.StoreMemoryRequest:
 async def _await_indexed(backends: BackendsDep, memory: common_pb2.Memory) -> bool:
     """Read-your-writes: wait (bounded) until this version is searchable. The write is already
     committed, so if the retrieval service is away the answer is just ``indexed: false``."""
+    return await _await_version(backends, memory.id, memory.version)
+
+
+async def _await_version(backends: BackendsDep, memory_id: str, version: int) -> bool:
     wait_ms = backends.settings.store_wait_ms
     if wait_ms <= 0:
         return False
     try:
         reply = await backends.retrieval.AwaitIndexed(
             retrieval_pb2.AwaitIndexedRequest(
-                memory_id=memory.id, version=memory.version, timeout_ms=wait_ms
+                memory_id=memory_id, version=version, timeout_ms=wait_ms
             ),
             timeout=wait_ms / 1000 + 5,
         )
@@ -190,7 +195,11 @@ async def ingest_markdown(body: IngestRequest, backends: BackendsDep) -> dict[st
     reply: ingest_pb2.IngestMarkdownResponse = await backends.ingest.IngestMarkdown(
         request, timeout=max(backends.settings.rpc_timeout_seconds, 300.0)
     )
+    # Read-your-writes, as for a single store: an agent ingests a file, then searches it.
+    ids = [i for f in reply.files for i in f.memory_ids]
+    waits = await asyncio.gather(*(_await_version(backends, i, 1) for i in ids))
     return {
+        "indexed": all(waits),
         "files": [
             {
                 "path": f.source_uri,

@@ -390,6 +390,11 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
     ) -> retrieval_pb2.AwaitIndexedResponse:
         if not 0 <= request.timeout_ms <= MAX_AWAIT_MS:
             raise InvalidArgument(f"timeout_ms must be 0..{MAX_AWAIT_MS}", field="timeout_ms")
+        if self._versions.get(request.memory_id) is None:
+            # Not projected by this process (yet, or before a restart): the index may have it.
+            stored = await self._vector.versions([request.memory_id])
+            if stored.get(request.memory_id, 0) >= request.version:
+                return retrieval_pb2.AwaitIndexedResponse(indexed=True)
         indexed = await self._versions.wait(
             request.memory_id, request.version, request.timeout_ms / 1000.0
         )
