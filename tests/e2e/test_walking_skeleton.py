@@ -162,3 +162,21 @@ def test_data_survives_a_restart(tmp_path: Path) -> None:
             timeout=60,
         ).json()
         assert found["results"][0]["memory"]["id"] == stored["id"]
+
+
+async def test_requests_carry_a_correlation_id_and_are_counted_by_route_template(
+    api: httpx.AsyncClient,
+) -> None:
+    echoed = await api.get(
+        "/api/memories/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers={"X-Correlation-Id": "trace-42"}
+    )
+    assert echoed.status_code == 404
+    assert echoed.headers["x-correlation-id"] == "trace-42"
+    fresh = await api.get("/health")
+    assert len(fresh.headers["x-correlation-id"]) >= 16  # one is made when none is sent
+    text = (await api.get("/metrics")).text
+    # The route template, never the id itself, is the label value.
+    assert 'route="/api/memories/{memory_id}",status="404"' in text
+    assert "01ARZ3NDEKTSV4RRFFQ69G5FAV" not in text
+    await api.get("/no/such/route")
+    assert 'route="unmatched"' in (await api.get("/metrics")).text

@@ -385,3 +385,25 @@ async def test_expanded_query_reaches_both_indexes(api: httpx.AsyncClient, names
     )
     assert too_long.status_code in (400, 422)
     assert "expanded_query" in too_long.text
+
+
+async def test_the_search_reply_matches_its_documented_model(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    from exocortex.gateway.routers.search import SearchResponse
+
+    target = await store(
+        api, namespace, "The search reply is written straight to JSON on the hot path."
+    )
+    for extra in ({}, {"compact": True}, {"include_linked": True}):
+        body = await search(api, namespace, "search reply JSON", **extra)
+        assert body["count"] >= 1
+        SearchResponse.model_validate(body, strict=False)
+    # Values read exactly as on every other route (timestamps above all).
+    got = (await api.get(f"/api/memories/{target}")).json()
+    found = next(r["memory"] for r in body["results"] if r["memory"]["id"] == target)
+    assert found["created_at"] == got["created_at"]
+    moving = {"access_count", "useful_count", "last_accessed_at"}  # the GET itself counts
+    assert {k: v for k, v in found.items() if k not in moving} == {
+        k: got[k] for k in found if k not in moving
+    }

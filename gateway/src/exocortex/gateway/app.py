@@ -3,21 +3,19 @@ errors, and the dashboard's static files."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, Request, Response
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from starlette.routing import Match
 
-from exocortex.core.ids import new_id
-from exocortex.core.logging import correlation_id, get_logger
-from exocortex.gateway import auth, metrics, problems
+from exocortex.core.logging import get_logger
+from exocortex.gateway import auth, problems
 from exocortex.gateway.backends import open_backends
 from exocortex.gateway.limits import BodyLimitMiddleware
+from exocortex.gateway.observe import ObserveMiddleware
 from exocortex.gateway.openapi import build_openapi
 from exocortex.gateway.routers import (
     chat,
@@ -65,14 +63,6 @@ API_ROUTERS: tuple[APIRouter, ...] = (
 )
 
 
-def _route_template(request: Request) -> str:
-    for route in request.app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match == Match.FULL:
-            return str(getattr(route, "path", "unmatched")) or "/"
-    return "unmatched"
-
-
 def _origins(raw: str) -> list[str]:
     return [o.strip().rstrip("/") for o in raw.split(",") if o.strip()]
 
@@ -102,20 +92,7 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
     # answered by the problem handler, not lost in another middleware's task group.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
 
-    @app.middleware("http")
-    async def observe(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        token = correlation_id.set(request.headers.get("x-correlation-id") or new_id())
-        start = time.perf_counter()
-        response = await call_next(request)
-        # Route templates only: ids, namespaces and query text never become label values.
-        route = _route_template(request)
-        metrics.HTTP_REQUESTS.labels(request.method, route, str(response.status_code)).inc()
-        metrics.HTTP_DURATION.labels(request.method, route).observe(time.perf_counter() - start)
-        response.headers["x-correlation-id"] = correlation_id.get()
-        correlation_id.reset(token)
-        return response
+    app.add_middleware(ObserveMiddleware)
 
     # Added last = outermost: CORS wraps every answer (even a 413).
     origins = _origins(settings.cors_origins)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_json
 
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
@@ -200,7 +202,7 @@ def search_request(body: SearchBody) -> retrieval_pb2.SearchRequest:
 
 
 @router.post("/search", response_model=SearchResponse)
-async def search_memories(body: SearchBody, backends: BackendsDep) -> dict[str, Any]:
+async def search_memories(body: SearchBody, backends: BackendsDep) -> Response:
     """Hybrid search: dense vectors and BM25 keywords fused with weighted Reciprocal Rank Fusion,
     then boosted (recency, usage, usefulness, valence, tags, graph); see `score_breakdown`."""
     reply: retrieval_pb2.SearchResponse = await backends.retrieval.Search(
@@ -208,7 +210,9 @@ async def search_memories(body: SearchBody, backends: BackendsDep) -> dict[str, 
     )
     shape = compact_result if body.compact else search_result
     results = [shape(r) for r in reply.results]
-    return {
+    # The hot path answers its JSON directly: the response model documents the shape (and a
+    # test holds the two together), but re-validating every result costs more than the search.
+    payload = {
         "results": results,
         "count": len(results),
         "mode": reply.mode,
@@ -216,6 +220,8 @@ async def search_memories(body: SearchBody, backends: BackendsDep) -> dict[str, 
         "linked": [linked_result(x) for x in reply.linked],
         "expansion_terms": list(reply.expansion_terms),
     }
+    # pydantic's own encoder, so values (timestamps above all) read exactly as elsewhere.
+    return Response(to_json(payload), media_type="application/json")
 
 
 @router.post("/context-graph", response_model=ContextGraphResponse)

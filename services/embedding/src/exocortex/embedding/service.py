@@ -85,7 +85,13 @@ class MicroBatcher:
             _, first = await lane.queue.get()
             batch = [first]
             size = len(first.texts)
-            deadline = loop.time() + self._max_wait
+            # Whatever is already waiting joins at once; only passages wait a little for more
+            # (a query that waits for company is a slower search).
+            while size < self._max_batch and not lane.queue.empty():
+                _, item = lane.queue.get_nowait()
+                batch.append(item)
+                size += len(item.texts)
+            deadline = loop.time() + (self._max_wait if lane is self._lanes[1] else 0.0)
             while size < self._max_batch:
                 timeout = deadline - loop.time()
                 if timeout <= 0:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+import weakref
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from psycopg import AsyncConnection
@@ -39,7 +42,7 @@ async def open_pool(
         open=False,
         connection_class=DictConnection,
         kwargs={"row_factory": dict_row},
-        check=AsyncConnectionPool.check_connection,
+        check=_check_when_idle,
     )
     try:
         await pool.open(wait=True, timeout=connect_timeout)
@@ -47,6 +50,23 @@ async def open_pool(
         await pool.close()
         raise
     return pool
+
+
+# A connection used this recently is known to be alive; checking it again would add a round trip
+# to every query of a busy service (a search takes the pool three or four times).
+CHECK_AFTER_IDLE_SECONDS = 2.0
+_last_used: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+
+async def _check_when_idle(conn: Any) -> None:
+    """The pool's health check, run only for a connection that sat idle: after a Postgres
+    restart the first use of each stale connection fails the check and is replaced, not the
+    request that took it."""
+    now = time.monotonic()
+    last = _last_used.get(conn)
+    if last is None or now - last > CHECK_AFTER_IDLE_SECONDS:
+        await AsyncConnectionPool.check_connection(conn)
+    _last_used[conn] = now
 
 
 def to_sqlalchemy_url(dsn: str) -> str:
