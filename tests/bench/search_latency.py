@@ -329,10 +329,13 @@ def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
         "|---:|---:|---:|---:|",
     ]
     for r in rows:
+        during = (
+            f"{r['during_load_p95']:.0f} / {r['during_load_max']:.0f} ms ({r['during_load_n']})"
+            if r["during_load_n"]
+            else "not sampled (loaded in an earlier run, `--data-dir`)"
+        )
         lines.append(
-            f"| {r['size']:,} | {r['load_seconds']:.0f} s | {r['rss_mb']:.0f} MiB | "
-            f"{r['during_load_p95']:.0f} / {r['during_load_max']:.0f} ms "
-            f"({r['during_load_n']}) |"
+            f"| {r['size']:,} | {r['load_seconds']:.0f} s | {r['rss_mb']:.0f} MiB | {during} |"
         )
     lines += [
         "",
