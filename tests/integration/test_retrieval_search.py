@@ -11,30 +11,14 @@ import httpx
 import psycopg
 import pytest
 
+from exocortex.testing.rest import search, store
+
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 
 @pytest.fixture
 def db(stack_db: Conn) -> Conn:
     return stack_db
-
-
-async def store(api: httpx.AsyncClient, namespace: str, content: str, **extra: Any) -> str:
-    reply = await api.post(
-        "/api/memories", json={"content": content, "namespace": namespace, **extra}
-    )
-    assert reply.status_code == 201, reply.text
-    assert reply.json()["indexed"] is True
-    memory_id: str = reply.json()["id"]
-    return memory_id
-
-
-async def search(api: httpx.AsyncClient, namespace: str, query: str, **extra: Any) -> Any:
-    reply = await api.post(
-        "/api/memories/search", json={"query": query, "namespace": namespace, **extra}
-    )
-    assert reply.status_code == 200, reply.text
-    return reply.json()
 
 
 def ids(body: Any) -> list[str]:

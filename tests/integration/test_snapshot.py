@@ -10,22 +10,14 @@ import httpx
 import psycopg
 import pytest
 
+from exocortex.testing.rest import store
+
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 
 @pytest.fixture
 def db(stack_db: Conn) -> Conn:
     return stack_db
-
-
-async def store(api: httpx.AsyncClient, namespace: str, content: str, **extra: Any) -> str:
-    reply = await api.post(
-        "/api/memories", json={"content": content, "namespace": namespace, **extra}
-    )
-    assert reply.status_code == 201, reply.text
-    assert reply.json()["indexed"] is True
-    memory_id: str = reply.json()["id"]
-    return memory_id
 
 
 async def goal(api: httpx.AsyncClient, namespace: str, title: str, **extra: Any) -> str:
