@@ -8,10 +8,11 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
+from exocortex.core.repositories.goal_protos import goal_to_proto
 from exocortex.core.repositories.memories import to_proto
 from exocortex.ingest import validation
-from exocortex.ingest.goals import GoalChanges, GoalService, GoalView, MilestoneChanges, Row
-from exocortex.ingest.timestamps import from_field, set_times
+from exocortex.ingest.goals import GoalChanges, GoalService, GoalView, MilestoneChanges
+from exocortex.ingest.timestamps import from_field
 from exocortex.proto.v1 import goals_pb2, goals_pb2_grpc, ingest_pb2
 
 StoreMemory = Callable[
@@ -20,35 +21,13 @@ StoreMemory = Callable[
 ]
 
 
-def milestone_proto(row: Row) -> goals_pb2.Milestone:
-    message = goals_pb2.Milestone(
-        id=row["id"],
-        goal_id=row["goal_id"],
-        title=row["title"],
-        status=row["status"],
-        order=int(row["sort_order"]),
-    )
-    set_times(message, row, ("deadline", "completed_at", "created_at", "updated_at"))
-    return message
-
-
 def goal_proto(view: GoalView) -> goals_pb2.Goal:
-    row = view.goal
-    message = goals_pb2.Goal(
-        id=row["id"],
-        namespace=row["namespace"],
-        title=row["title"],
-        status=row["status"],
-        priority=row["priority"],
-        metadata_json=json.dumps(row.get("metadata") or {}, separators=(",", ":")),
-        milestones=[milestone_proto(m) for m in view.milestones],
-        progress=[to_proto(m) for m in view.progress],
-        progress_count=view.progress_count,
+    return goal_to_proto(
+        view.goal,
+        view.milestones,
+        view.progress_count,
+        [to_proto(m) for m in view.progress],
     )
-    if row.get("description") is not None:
-        message.description = row["description"]
-    set_times(message, row, ("deadline", "completed_at", "created_at", "updated_at"))
-    return message
 
 
 class GoalsServicer(goals_pb2_grpc.GoalsServicer):

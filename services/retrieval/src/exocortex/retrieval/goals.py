@@ -6,14 +6,12 @@ in the order `ListGoals` answers (priority, then newest), so both agree on which
 
 from __future__ import annotations
 
-import json
-from datetime import datetime
 from typing import Any
 
 import psycopg
-from google.protobuf.timestamp_pb2 import Timestamp
 from psycopg_pool import AsyncConnectionPool
 
+from exocortex.core.repositories.goal_protos import goal_to_proto
 from exocortex.proto.v1 import goals_pb2
 
 Row = dict[str, Any]
@@ -52,42 +50,4 @@ async def active_goals(
             (ids,),
         )
         counts = {r["goal_id"]: int(r["n"]) for r in await cur.fetchall()}
-    return [_goal(g, milestones.get(g["id"], []), counts.get(g["id"], 0)) for g in goals]
-
-
-def _goal(row: Row, milestones: list[Row], progress_count: int) -> goals_pb2.Goal:
-    message = goals_pb2.Goal(
-        id=row["id"],
-        namespace=row["namespace"],
-        title=row["title"],
-        status=row["status"],
-        priority=row["priority"],
-        metadata_json=json.dumps(row.get("metadata") or {}, separators=(",", ":")),
-        milestones=[_milestone(m) for m in milestones],
-        progress_count=progress_count,
-    )
-    if row.get("description") is not None:
-        message.description = row["description"]
-    _set_times(message, row, ("deadline", "completed_at", "created_at", "updated_at"))
-    return message
-
-
-def _milestone(row: Row) -> goals_pb2.Milestone:
-    message = goals_pb2.Milestone(
-        id=row["id"],
-        goal_id=row["goal_id"],
-        title=row["title"],
-        status=row["status"],
-        order=int(row["sort_order"]),
-    )
-    _set_times(message, row, ("deadline", "completed_at", "created_at", "updated_at"))
-    return message
-
-
-def _set_times(message: Any, row: Row, names: tuple[str, ...]) -> None:
-    for name in names:
-        value: datetime | None = row.get(name)
-        if value is not None:
-            stamp = Timestamp()
-            stamp.FromDatetime(value)
-            getattr(message, name).CopyFrom(stamp)
+    return [goal_to_proto(g, milestones.get(g["id"], []), counts.get(g["id"], 0)) for g in goals]
