@@ -28,10 +28,10 @@ $(STAMP): constraints.txt $(foreach m,$(MEMBERS),$(m)/pyproject.toml)
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	# A local wheelhouse (PIP_FIND_LINKS) is preferred when it has the CPU build; otherwise the
-	# PyTorch CPU index is used.
+	# The CPU build carries a "+cpu" local version, which PyPI never has: when a configured index
+	# or wheelhouse has it, it comes from there; otherwise from the PyTorch CPU index. Never CUDA.
 	$(PY) -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('$(TORCH_VERSION)') and not torch.version.cuda else 1)" 2>/dev/null \
-		|| $(PIP) install --no-index "torch==$(TORCH_VERSION)+cpu" 2>/dev/null \
+		|| $(PIP) install "torch==$(TORCH_VERSION)+cpu" 2>/dev/null \
 		|| $(PIP) install "torch==$(TORCH_VERSION)" --index-url $(TORCH_CPU_INDEX)
 	$(PIP) install --quiet -c constraints.txt $(foreach m,$(MEMBERS),-e $(m)) $(DEV_TOOLS)
 	touch $(STAMP)
