@@ -36,16 +36,15 @@ class MicroBatcher:
     def __init__(self, model: Encoder, *, max_batch: int, max_wait_ms: float) -> None:
         self._model = model
         self._max_batch = max_batch
-        self._max_wait = max_wait_ms / 1000.0
+        max_wait = max_wait_ms / 1000.0
         self._arrivals = itertools.count()
         shared = None
         if not model.concurrent_calls:
             shared = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        # Only passages wait a little for company; a query that waits is a slower search.
         self._lanes = {
-            priority: _Lane(
-                shared or ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"embed-{name}")
-            )
-            for priority, name in ((0, "query"), (1, "passage"))
+            0: _Lane(shared or ThreadPoolExecutor(1, thread_name_prefix="embed-query"), 0.0),
+            1: _Lane(shared or ThreadPoolExecutor(1, thread_name_prefix="embed-passage"), max_wait),
         }
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -85,13 +84,12 @@ class MicroBatcher:
             _, first = await lane.queue.get()
             batch = [first]
             size = len(first.texts)
-            # Whatever is already waiting joins at once; only passages wait a little for more
-            # (a query that waits for company is a slower search).
+            # Whatever is already waiting joins at once.
             while size < self._max_batch and not lane.queue.empty():
                 _, item = lane.queue.get_nowait()
                 batch.append(item)
                 size += len(item.texts)
-            deadline = loop.time() + (self._max_wait if lane is self._lanes[1] else 0.0)
+            deadline = loop.time() + lane.max_wait
             while size < self._max_batch:
                 timeout = deadline - loop.time()
                 if timeout <= 0:
@@ -125,6 +123,7 @@ class MicroBatcher:
 @dataclass
 class _Lane:
     executor: ThreadPoolExecutor
+    max_wait: float
     queue: asyncio.Queue[tuple[int, _Pending]] = field(default_factory=asyncio.Queue)
 
 
