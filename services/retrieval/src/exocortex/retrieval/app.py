@@ -17,13 +17,14 @@ from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.proto.v1 import admin_pb2_grpc, retrieval_pb2_grpc
+from exocortex.proto.v1 import admin_pb2_grpc, embedding_pb2, retrieval_pb2_grpc
 from exocortex.retrieval import metrics
 from exocortex.retrieval.entities import EntityService
 from exocortex.retrieval.export import ExportService
 from exocortex.retrieval.export_servicer import ExportServicer
 from exocortex.retrieval.projector import Projector
 from exocortex.retrieval.published import SearchPublisher
+from exocortex.retrieval.query_encoder import LocalQueryEncoder, open_query_embedder
 from exocortex.retrieval.reads import ReadService
 from exocortex.retrieval.reports import ReportService
 from exocortex.retrieval.search import SearchService
@@ -38,11 +39,11 @@ GAUGE_INTERVAL_SECONDS = 15.0
 OPTIMIZE_CHECK_SECONDS = 2.0
 
 
-async def _model_dimensions(embedder: EmbeddingClient, stop: asyncio.Event) -> int:
+async def _model_info(embedder: EmbeddingClient, stop: asyncio.Event) -> embedding_pb2.ModelInfo:
     """The index dimension comes from the model, so the two can never disagree."""
     while True:
         try:
-            return (await embedder.model_info()).dimensions
+            return await embedder.model_info()
         except ExoError as exc:
             if stop.is_set():
                 raise
@@ -103,7 +104,18 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         channel = open_channel(settings.embedding_addr)
         stack.push_async_callback(channel.close)
         embedder = EmbeddingClient(channel, timeout=10.0)
-        dim = await _model_dimensions(embedder, stop)
+        model = await _model_info(embedder, stop)
+        dim = model.dimensions
+        query_embedder = await open_query_embedder(
+            settings.query_encoder,
+            embedder,
+            fingerprint=model.fingerprint,
+            model_path=settings.embedding_model_path,
+            cache_dir=settings.embedding_cache_dir or settings.data_dir / "models",
+            threads=settings.query_encoder_threads,
+        )
+        if isinstance(query_embedder, LocalQueryEncoder):
+            stack.callback(query_embedder.close)
 
         vector_index = await open_vector_index(
             qdrant_url=settings.qdrant_url,
@@ -135,7 +147,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         settings_cache = SettingsCache(pool)
         search = SearchService(
             pool,
-            embedder,
+            query_embedder,
             vector_index,
             keyword_index,
             settings_cache,

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.domain.tags import alias_map, expand_aliases
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
@@ -30,6 +29,7 @@ from exocortex.proto.v1 import retrieval_pb2
 from exocortex.retrieval import expansion, graph, metrics, packing, scoring
 from exocortex.retrieval.fusion import Fused, collapse_to_roots, rank_by_score, rrf
 from exocortex.retrieval.lru import LruCache, TtlCache
+from exocortex.retrieval.query_encoder import QueryEmbedder
 
 log = get_logger(__name__)
 
@@ -109,7 +109,7 @@ class SearchService:
     def __init__(
         self,
         pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]],
-        embedder: EmbeddingClient,
+        embedder: QueryEmbedder,
         vector_index: VectorIndex,
         keyword_index: KeywordIndex,
         settings_cache: SettingsCache,

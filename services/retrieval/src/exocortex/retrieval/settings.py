@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Literal
+
 from pydantic import AliasChoices, Field
 
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
@@ -24,3 +27,20 @@ class RetrievalSettings(GrpcServiceSettings):
     # Candidates fetched from each index per requested result (over-fetch before fusion).
     overfetch_factor: int = 5
     min_candidates: int = 50
+    # local: search queries are embedded in this process by the embedding service's own model
+    # (its ONNX export, verified against the service at start-up; no round trip per query);
+    # remote: every query is sent to the embedding service. local falls back to remote, with
+    # a warning, when the model cannot be loaded here or does not match the service's.
+    query_encoder: Literal["local", "remote"] = Field(
+        default="local", validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER")
+    )
+    query_encoder_threads: int = Field(
+        default=1, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_THREADS")
+    )
+    # The embedding service's model and ONNX cache, read from the same variables it reads.
+    embedding_model_path: Path | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_EMBEDDING_MODEL_PATH")
+    )
+    embedding_cache_dir: Path | None = Field(
+        default=None, validation_alias=AliasChoices("EXO_EMBEDDING_CACHE_DIR")
+    )

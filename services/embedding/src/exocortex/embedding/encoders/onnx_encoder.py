@@ -35,13 +35,26 @@ class OnnxEncoder:
     # An ONNX Runtime session runs concurrent calls safely, so a query need not wait for a batch.
     concurrent_calls = True
 
-    def __init__(self, path: Path, pipeline: Pipeline, *, threads: int, cache_dir: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        pipeline: Pipeline,
+        *,
+        threads: int,
+        cache_dir: Path,
+        export: bool = True,
+        fingerprint: str | None = None,
+    ) -> None:
+        """With ``export=False`` only an existing export is used (FileNotFoundError otherwise):
+        a process without torch, or one that must not race the embedding service's export."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        fingerprint = fingerprint_model(path)
+        fingerprint = fingerprint or fingerprint_model(path)
         onnx_path = cache_dir / f"{fingerprint}.onnx"
         if not onnx_path.is_file():
+            if not export:
+                raise FileNotFoundError(f"no onnx export at {onnx_path}")
             export_onnx(path, onnx_path)
         self._pipeline = pipeline
         self._tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
@@ -58,6 +71,8 @@ class OnnxEncoder:
                 str(onnx_path), options, providers=["CPUExecutionProvider"]
             )
         except Exception as exc:  # a damaged cache file: export again, once
+            if not export:
+                raise
             log.warning("cached onnx model unreadable; exporting again", error=str(exc))
             export_onnx(path, onnx_path)
             self._session = ort.InferenceSession(
