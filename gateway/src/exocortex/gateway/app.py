@@ -3,6 +3,7 @@ errors, and the dashboard's static files."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -76,6 +77,11 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             app.state.backends = await open_backends(stack, settings)
+            # Everything built so far (routes, schemas, clients) lives as long as the process:
+            # frozen out of the collector, so a full collection no longer walks it on the
+            # request path (it was a third of the gateway's time per search).
+            gc.collect()
+            gc.freeze()
             yield
 
     app = FastAPI(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 import psycopg
@@ -24,6 +25,7 @@ from exocortex.proto.v1 import (
 )
 
 SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
+PROBE_TIMEOUT_SECONDS = 2.0
 
 
 @dataclass
@@ -38,19 +40,36 @@ class Backends:
     admin: admin_pb2_grpc.AdminStub
     export: admin_pb2_grpc.ExportStub
     started: float = field(default_factory=time.monotonic)
+    # One connection kept for the Postgres probe: a new connection per /health (TCP, auth,
+    # backend start) cost ten times the query.
+    _probe: psycopg.AsyncConnection[Any] | None = field(default=None, init=False, repr=False)
+
+    async def _postgres(self) -> tuple[bool, str | None]:
+        try:
+            if self._probe is None or self._probe.closed:
+                self._probe = await psycopg.AsyncConnection.connect(
+                    self.settings.database_url,
+                    connect_timeout=int(PROBE_TIMEOUT_SECONDS),
+                    autocommit=True,
+                )
+            await asyncio.wait_for(self._probe.execute("SELECT 1"), PROBE_TIMEOUT_SECONDS)
+            return True, None
+        except Exception as exc:
+            # A broken or stuck connection is dropped; the next probe connects afresh.
+            await self.close_probe()
+            return False, type(exc).__name__
+
+    async def close_probe(self) -> None:
+        probe, self._probe = self._probe, None
+        if probe is not None:
+            with suppress(Exception):
+                await probe.close()
 
     async def check(self) -> dict[str, tuple[bool, str | None]]:
         """Probe every dependency concurrently, each with a short timeout."""
 
         async def postgres() -> tuple[bool, str | None]:
-            try:
-                async with await psycopg.AsyncConnection.connect(
-                    self.settings.database_url, connect_timeout=2
-                ) as conn:
-                    await conn.execute("SELECT 1")
-                return True, None
-            except Exception as exc:
-                return False, type(exc).__name__
+            return await self._postgres()
 
         async def nats() -> tuple[bool, str | None]:
             return (True, None) if self.nats.is_connected else (False, "not connected")
@@ -77,7 +96,7 @@ async def open_backends(stack: AsyncExitStack, settings: GatewaySettings) -> Bac
         stack.push_async_callback(channel.close)
     nc = await connect(settings.nats_url, name="gateway")
     stack.push_async_callback(nc.close)
-    return Backends(
+    backends = Backends(
         settings=settings,
         channels=channels,
         nats=nc,
@@ -88,3 +107,5 @@ async def open_backends(stack: AsyncExitStack, settings: GatewaySettings) -> Bac
         admin=admin_pb2_grpc.AdminStub(channels["ingest"]),
         export=admin_pb2_grpc.ExportStub(channels["retrieval"]),
     )
+    stack.push_async_callback(backends.close_probe)
+    return backends

@@ -9,7 +9,9 @@ from fastapi import Depends, Request
 from exocortex.gateway.backends import Backends
 
 
-def get_backends(request: Request) -> Backends:
+# async on purpose: FastAPI runs a plain `def` dependency on its thread pool, a hand-off per
+# request for what is an attribute read.
+async def get_backends(request: Request) -> Backends:
     backends: Backends = request.app.state.backends
     return backends
 

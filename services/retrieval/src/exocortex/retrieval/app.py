@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from contextlib import AsyncExitStack, suppress
 
 from exocortex.core.bus import subjects
@@ -101,6 +102,12 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
         pool = await open_pool(settings.database_url, max_size=settings.db_pool_size)
         stack.push_async_callback(pool.close)
+        # Searches only read, one statement per connection use: without transactions each use
+        # is one round trip instead of three (BEGIN, the query, COMMIT).
+        read_pool = await open_pool(
+            settings.database_url, max_size=settings.db_pool_size, name="search", autocommit=True
+        )
+        stack.push_async_callback(read_pool.close)
         channel = open_channel(settings.embedding_addr)
         stack.push_async_callback(channel.close)
         embedder = EmbeddingClient(channel, timeout=10.0)
@@ -146,7 +153,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         )
         settings_cache = SettingsCache(pool)
         search = SearchService(
-            pool,
+            read_pool,
             query_embedder,
             vector_index,
             keyword_index,
@@ -175,6 +182,10 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         )
         serve_metrics(settings.metrics_port)
         await server.start(["exocortex.v1.Retrieval", "exocortex.v1.Export"])
+        # What start-up built (indexes, model, clients) lives as long as the process: frozen out
+        # of the collector, so full collections on the search path do not walk it each time.
+        gc.collect()
+        gc.freeze()
         tasks = [
             asyncio.create_task(consumer.run(stop), name="projector"),
             asyncio.create_task(

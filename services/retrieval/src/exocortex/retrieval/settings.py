@@ -35,7 +35,7 @@ class RetrievalSettings(GrpcServiceSettings):
         default="local", validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER")
     )
     query_encoder_threads: int = Field(
-        default=1, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_THREADS")
+        default=2, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_THREADS")
     )
     # The embedding service's model and ONNX cache, read from the same variables it reads.
     embedding_model_path: Path | None = Field(

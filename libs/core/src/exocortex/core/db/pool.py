@@ -24,11 +24,16 @@ async def open_pool(
     max_size: int = 10,
     connect_timeout: float = 30.0,
     name: str = "exocortex",
+    autocommit: bool = False,
 ) -> Pool:
     """Open a pool of dict-row connections and wait until `min_size` of them are connected.
 
     Connections are health-checked when taken from the pool, so a restarted Postgres costs one
     failed check, not one failed request. Close it with `await pool.close()` (or `async with`).
+
+    ``autocommit`` suits a pool that only runs single reads: each use of a connection is then
+    one round trip, where a transaction adds a BEGIN before the first statement and a COMMIT
+    when the connection goes back (`conn.transaction()` still groups statements when needed).
 
     Raises:
         psycopg_pool.PoolTimeout: Postgres was not reachable within `connect_timeout` seconds.
@@ -41,7 +46,7 @@ async def open_pool(
         name=name,
         open=False,
         connection_class=DictConnection,
-        kwargs={"row_factory": dict_row},
+        kwargs={"row_factory": dict_row, "autocommit": autocommit},
         check=_check_when_idle,
     )
     try:
