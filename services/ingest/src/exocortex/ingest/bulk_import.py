@@ -8,6 +8,7 @@ from typing import Any
 
 import psycopg
 
+from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError, InvalidArgument
 from exocortex.core.ids import new_id
 from exocortex.core.logging import get_logger
@@ -175,7 +176,8 @@ class BulkImporter:
             row = rows.get(memory_id)
             # The index may lag behind Postgres: trust only what is active now.
             if row is not None and row["is_active"] and row["parent_id"] is None:
-                await self._single(i, todo.pop(i), config, results, row, similarity)
+                vector = by_item[i][0] if config.keep_variants else None
+                await self._single(i, todo.pop(i), config, results, row, similarity, vector)
 
     async def _single(
         self,
@@ -185,12 +187,18 @@ class BulkImporter:
         results: list[ItemResult],
         existing: Row,
         similarity: float = 1.0,
+        variant: Vector | None = None,
     ) -> None:
         """A duplicate: the skip path, or (skip mode off) the full single-store path."""
         try:
             if config.skip_insert_on_match:
                 outcome: StoreResult = await self._ingest.reuse(
-                    existing, p, similarity=similarity, reason="import"
+                    existing,
+                    p,
+                    similarity=similarity,
+                    reason="import",
+                    variant=variant,
+                    max_variants=config.max_variants,
                 )
             else:
                 outcome = await self._ingest.store_prepared(p, config)

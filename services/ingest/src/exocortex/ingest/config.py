@@ -39,6 +39,8 @@ class WriteConfig:
     semantic_dedup: bool
     similarity_threshold: float
     skip_insert_on_match: bool
+    keep_variants: bool
+    max_variants: int
     merge: bool
     merge_threshold: float
     exempt_tags: frozenset[str]
@@ -60,6 +62,8 @@ class WriteConfig:
             semantic_dedup=_truthy(s.get("dedup.enabled"), True),
             similarity_threshold=_float(s, "dedup.similarity_threshold", 0.85),
             skip_insert_on_match=_truthy(s.get("dedup.skip_insert_on_match"), True),
+            keep_variants=_truthy(s.get("dedup.keep_variants"), True),
+            max_variants=max(0, int(_float(s, "dedup.max_variants", 20))),
             merge=_truthy(s.get("dedup.merge_enabled"), False),
             merge_threshold=_float(s, "dedup.merge_threshold", 0.75),
             exempt_tags=frozenset(_json_list(s.get("dedup.exempt_tags"))),

@@ -19,7 +19,7 @@ from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.ingest import events, merge, metrics
+from exocortex.ingest import events, merge, metrics, variants
 from exocortex.ingest.config import WriteConfig
 from exocortex.ingest.prepare import Prepared, prepare
 from exocortex.ingest.rows import build_rows
@@ -105,7 +105,14 @@ class IngestService:
                     if merged is not None:
                         return merged
                 elif config.skip_insert_on_match:
-                    return await self.reuse(existing, p, similarity=similarity, reason="semantic")
+                    return await self.reuse(
+                        existing,
+                        p,
+                        similarity=similarity,
+                        reason="semantic",
+                        variant=vectors[0] if config.keep_variants else None,
+                        max_variants=config.max_variants,
+                    )
                 else:
                     supersede = (existing["id"], similarity)
 
@@ -202,30 +209,68 @@ class IngestService:
         return results[0] if results else []
 
     async def reuse(
-        self, existing: Row, p: Prepared, *, similarity: float, reason: str
+        self,
+        existing: Row,
+        p: Prepared,
+        *,
+        similarity: float,
+        reason: str,
+        variant: Vector | None = None,
+        max_variants: int = 0,
     ) -> StoreResult:
         """The skip path: keep the existing memory, merge the new tags and metadata, raise
-        importance. The existing memory's version moves on, so its projection is refreshed."""
+        importance, and keep a near duplicate's wording as a variant when ``variant`` (its
+        vector) is given. The existing memory's version moves on, so its projection (variants
+        and chunks included) is refreshed."""
         new_tags = [t for t in p.tags if t not in set(existing["tags"])]
         new_meta = {k: v for k, v in p.metadata.items() if existing["metadata"].get(k) != v}
-        if new_tags or new_meta or p.importance > float(existing["importance"]):
+        changed = bool(new_tags or new_meta or p.importance > float(existing["importance"]))
+        if changed or variant is not None:
             async with self.pool.connection() as conn, conn.transaction():
-                if new_tags:
-                    async with conn.cursor() as cur:
-                        await cur.executemany(
-                            "INSERT INTO memory_tags (memory_id, tag) VALUES (%s, %s) "
-                            "ON CONFLICT DO NOTHING",
-                            [(existing["id"], tag) for tag in new_tags],
-                        )
-                await conn.execute(
-                    "UPDATE memories SET importance = greatest(importance, %s), "
-                    "metadata = metadata || %s::jsonb, updated_at = now(), "
-                    "version = version + 1 WHERE id = %s",
-                    (p.importance, json.dumps(new_meta), existing["id"]),
-                )
-                row = await memories.get(conn, existing["id"])
-                assert row is not None
-                await events.emit(conn, row, "updated")
-            existing = row
+                variant_id = None
+                if variant is not None:
+                    variant_id = await variants.add_variant(
+                        conn,
+                        existing,
+                        p,
+                        variant,
+                        tags=[*existing["tags"], *new_tags],
+                        model=self.embedder.fingerprint,
+                        dim=self.embedder.dimensions,
+                        limit=max_variants,
+                    )
+                if changed or variant_id is not None:
+                    existing = await self._merge_into_existing(
+                        conn, existing, p, new_tags, new_meta, variant_id
+                    )
         log.info("duplicate store reused existing memory", memory_id=existing["id"], reason=reason)
         return StoreResult(existing, "skipped", existing["id"], similarity)
+
+    @staticmethod
+    async def _merge_into_existing(
+        conn: psycopg.AsyncConnection[Row],
+        existing: Row,
+        p: Prepared,
+        new_tags: list[str],
+        new_meta: dict[str, Any],
+        variant_id: str | None,
+    ) -> Row:
+        if new_tags:
+            # Chunks and variants carry their parent's tags (the indexes filter on them).
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO memory_tags (memory_id, tag) "
+                    "SELECT id, %s FROM memories WHERE id = %s OR parent_id = %s "
+                    "ON CONFLICT DO NOTHING",
+                    [(tag, existing["id"], existing["id"]) for tag in new_tags],
+                )
+        await conn.execute(
+            "UPDATE memories SET importance = greatest(importance, %s), "
+            "metadata = metadata || %s::jsonb, updated_at = now(), "
+            "version = version + 1 WHERE id = %s",
+            (p.importance, json.dumps(new_meta), existing["id"]),
+        )
+        row = await memories.get(conn, existing["id"])
+        assert row is not None
+        await events.emit(conn, row, "updated", [variant_id] if variant_id else [])
+        return row

@@ -53,6 +53,8 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "dedup.merge_enabled": "false",
     "dedup.merge_threshold": "0.75",
     "dedup.exempt_tags": "[]",
+    "dedup.keep_variants": "true",
+    "dedup.max_variants": "20",
     # Chunking and tagging.
     "chunking.enabled": "true",
     "chunking.max_length": "1500",

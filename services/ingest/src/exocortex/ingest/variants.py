@@ -1,0 +1,86 @@
+"""Near-duplicate wording kept as a variant of the memory it duplicates.
+
+When semantic dedup reuses an existing memory (``dedup.skip_insert_on_match``), the new text is
+not stored as a memory of its own. Its wording is still the user's, though, and it often holds
+words the existing memory lacks ("the kettle is above the *kitchen* sink"). Dropping it would make
+the memory unreachable by exactly the words the user last used for it. So the text is kept as a
+*variant* (``dedup.keep_variants``, on by default): a child row of the memory it duplicates
+(``parent_id`` set, no ``chunk_index``) with its own vector and keywords, indexed like a chunk.
+A search that matches the variant's wording finds the parent memory, once.
+
+Variants are not memories: they are not counted, listed or returned on their own, and they follow
+their parent the way chunks do (tags, archive, restore, delete, and a content edit replaces them).
+A memory keeps at most ``dedup.max_variants`` of them; a retried store adds none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from exocortex.core.domain.vectors import Vector, to_bytes
+from exocortex.core.ids import new_id
+from exocortex.core.repositories import bulk
+from exocortex.core.repositories.memories import NewMemory
+from exocortex.ingest.prepare import Prepared
+
+Row = dict[str, Any]
+
+
+async def add_variant(
+    conn: AsyncConnection[Row],
+    parent: Row,
+    p: Prepared,
+    vector: Vector,
+    *,
+    tags: list[str],
+    model: str,
+    dim: int,
+    limit: int,
+) -> str | None:
+    """Insert ``p``'s text as a variant of ``parent`` (the caller's transaction); the new row's
+    id, or None when there is nothing to keep (same text, already kept, or at the limit)."""
+    if limit <= 0 or p.digest == parent.get("content_hash"):
+        return None
+    # Serialise variants of one memory, so two racing stores of one text keep it once, and see
+    # the parent's current state (it may have been archived since the match).
+    cur = await conn.execute(
+        "SELECT is_active FROM memories WHERE id = %s FOR UPDATE", (parent["id"],)
+    )
+    locked = await cur.fetchone()
+    if locked is None or not locked["is_active"]:
+        return None
+    cur = await conn.execute(
+        "SELECT count(*) AS n, coalesce(bool_or(content_hash = %s), false) AS seen "
+        "FROM memories WHERE parent_id = %s AND chunk_index IS NULL",
+        (p.digest, parent["id"]),
+    )
+    kept = await cur.fetchone()
+    assert kept is not None
+    if kept["seen"] or int(kept["n"]) >= limit:
+        return None
+    variant = NewMemory(
+        id=new_id(),
+        namespace=parent["namespace"],
+        content=p.content,
+        content_type=parent["content_type"],
+        source=p.source,
+        source_uri=parent.get("source_uri"),
+        importance=float(parent["importance"]),
+        valence=float(parent["valence"]),
+        content_hash=p.digest,
+        is_metadata=bool(parent["is_metadata"]),
+        parent_id=parent["id"],
+        keywords=p.keywords,
+        embedding=to_bytes(vector),
+        embedding_model=model,
+        embedding_dim=dim,
+        expires_at=parent.get("expires_at"),
+        attribution=p.attribution,
+        tags=tags,
+        # Enrichment works on memories; the parent already carries this meaning.
+        enrichment_status="skipped",
+    )
+    await bulk.insert_memories(conn, [variant])
+    return variant.id

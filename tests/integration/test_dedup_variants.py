@@ -1,0 +1,129 @@
+"""A near duplicate that dedup skips keeps its wording as a variant of the memory it reuses
+(``dedup.keep_variants``): searchable through that memory, never a memory of its own."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import psycopg
+
+from exocortex.core.domain.text import content_hash
+
+# Cosine ~0.9 with the bundled model: a duplicate. Only the second names the kitchen.
+KETTLE = "The office kettle lives in the left cupboard above the sink."
+KETTLE_AGAIN = "The office kettle is kept in the cupboard on the left, above the kitchen sink."
+KETTLE_THIRD = "Our office kettle sits in the left-hand cupboard right above the sink, by the tea."
+
+
+async def _store(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    reply = await api.post("/api/memories", json=body)
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
+async def _variants(conn: psycopg.AsyncConnection[dict[str, Any]], memory_id: str) -> list[Any]:
+    cur = await conn.execute(
+        "SELECT content, content_hash, is_active, embedding IS NOT NULL AS has_vector, "
+        "array(SELECT tag FROM memory_tags t WHERE t.memory_id = m.id ORDER BY tag) AS tags "
+        "FROM memories m WHERE parent_id = %s AND chunk_index IS NULL ORDER BY created_at",
+        (memory_id,),
+    )
+    return await cur.fetchall()
+
+
+async def _search(api: httpx.AsyncClient, namespace: str, query: str) -> list[dict[str, Any]]:
+    reply = await api.post("/api/memories/search", json={"query": query, "namespace": namespace})
+    assert reply.status_code == 200, reply.text
+    return list(reply.json()["results"])
+
+
+async def _wait_for(check: Any) -> None:
+    """Poll until ``check()`` holds: the index follows Postgres asynchronously."""
+    deadline = asyncio.get_running_loop().time() + 10.0
+    while asyncio.get_running_loop().time() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{check.__name__} did not hold within 10 s")
+
+
+async def test_skipped_near_duplicate_is_kept_as_a_searchable_variant(
+    api: httpx.AsyncClient, stack_db: psycopg.AsyncConnection[dict[str, Any]], namespace: str
+) -> None:
+    settings = (await api.get("/api/settings")).json()
+    assert (settings["dedup.keep_variants"], settings["dedup.max_variants"]) == ("true", "20")
+    first = await _store(api, content=KETTLE, namespace=namespace, tags=["office"])
+    again = await _store(api, content=KETTLE_AGAIN, namespace=namespace, tags=["office", "kitchen"])
+    assert again["dedup_action"] == "skipped"
+    assert again["id"] == first["id"]
+    assert again["content"] == KETTLE  # the memory itself is unchanged
+    assert set(again["tags"]) == {"office", "kitchen"}
+
+    [variant] = await _variants(stack_db, first["id"])
+    assert variant["content"] == KETTLE_AGAIN
+    assert variant["content_hash"] == content_hash(KETTLE_AGAIN)
+    assert variant["is_active"]
+    assert variant["has_vector"]
+    assert variant["tags"] == ["kitchen", "office"]
+
+    # The variant's own word finds the memory by keyword, and the memory appears once.
+    async def kitchen_matches() -> bool:
+        results = await _search(api, namespace, "kitchen")
+        return bool(results) and "keyword_rank" in results[0]["score_breakdown"]
+
+    await _wait_for(kitchen_matches)
+    results = await _search(api, namespace, "kitchen sink kettle")
+    assert [r["memory"]["id"] for r in results] == [first["id"]]
+    assert results[0]["memory"]["content"] == KETTLE
+
+    # A variant is not a memory: not listed, not counted.
+    recent = (await api.get("/api/memories/recent", params={"namespace": namespace})).json()
+    assert [m["id"] for m in recent["results"]] == [first["id"]]
+    assert recent["total"] == 1
+
+    # A retried store keeps nothing twice; a further wording is kept too.
+    await _store(api, content=KETTLE_AGAIN, namespace=namespace, tags=["office"])
+    third = await _store(api, content=KETTLE_THIRD, namespace=namespace, tags=["office"])
+    assert third["id"] == first["id"]
+    contents = [v["content"] for v in await _variants(stack_db, first["id"])]
+    assert contents == [KETTLE_AGAIN, KETTLE_THIRD]
+
+    # Variants follow their memory: archived with it, and back with it.
+    archived = await api.post(f"/api/memories/{first['id']}/archive")
+    assert archived.status_code == 200, archived.text
+    assert not any(v["is_active"] for v in await _variants(stack_db, first["id"]))
+
+    async def gone() -> bool:
+        return not await _search(api, namespace, "kitchen")
+
+    await _wait_for(gone)
+    restored = await api.post(f"/api/memories/{first['id']}/restore")
+    assert restored.status_code == 200, restored.text
+    assert all(v["is_active"] for v in await _variants(stack_db, first["id"]))
+
+
+async def test_import_keeps_variants_and_the_setting_turns_them_off(
+    api: httpx.AsyncClient, stack_db: psycopg.AsyncConnection[dict[str, Any]], namespace: str
+) -> None:
+    first = await _store(api, content=KETTLE, namespace=namespace)
+    reply = await api.post(
+        "/api/memories/import",
+        json={"memories": [{"content": KETTLE_AGAIN, "namespace": namespace}]},
+    )
+    assert reply.status_code == 200, reply.text
+    [item] = reply.json()["results"]
+    assert (item["id"], item["dedup_action"]) == (first["id"], "skipped")
+    assert [v["content"] for v in await _variants(stack_db, first["id"])] == [KETTLE_AGAIN]
+
+    off = await api.patch("/api/settings", json={"dedup.keep_variants": "false"})
+    assert off.status_code == 200, off.text
+    try:
+        await asyncio.sleep(5.5)  # the services' settings cache lives 5 s
+        skipped = await _store(api, content=KETTLE_THIRD, namespace=namespace)
+        assert skipped["dedup_action"] == "skipped"
+        assert [v["content"] for v in await _variants(stack_db, first["id"])] == [KETTLE_AGAIN]
+    finally:
+        await api.patch("/api/settings", json={"dedup.keep_variants": "true"})
+        await asyncio.sleep(5.5)
