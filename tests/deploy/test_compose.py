@@ -157,6 +157,12 @@ def test_app_services_wait_for_healthy_or_completed_dependencies(config: dict[st
     assert "gateway" in services["mcp-adapter"]["depends_on"]
 
 
+def test_retrieval_container_embeds_queries_remotely(config: dict[str, Any]) -> None:
+    """Its image has no model: a local query encoder would only warn and fall back."""
+    env = config["services"]["retrieval"]["environment"]
+    assert env["EXO_RETRIEVAL_QUERY_ENCODER"] == "remote"
+
+
 def test_migrate_is_one_shot(config: dict[str, Any]) -> None:
     migrate = config["services"]["migrate"]
     assert migrate["command"] == ["migrate"]

@@ -43,7 +43,7 @@ class LocalQueryEncoder:
     """Runs the model in this process, on its own small thread pool (an ONNX Runtime session
     takes concurrent calls), so the event loop keeps serving while a query is encoded."""
 
-    def __init__(self, encoder: Encoder, remote: EmbeddingClient, *, workers: int = 2) -> None:
+    def __init__(self, encoder: Encoder, remote: QueryEmbedder, *, workers: int = 2) -> None:
         self.info = encoder.info
         self._encoder = encoder
         self._remote = remote

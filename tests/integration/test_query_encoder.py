@@ -1,0 +1,126 @@
+"""The search query's encoder inside retrieval: the embedding service's own model from its own
+ONNX cache, giving the service's vectors, and the remote path whenever the local copy cannot be
+trusted. Real model, real stack."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from exocortex.cli.stack import Stack
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.rpc.client import open_channel
+from exocortex.retrieval.query_encoder import LocalQueryEncoder, open_query_embedder
+from exocortex.testing.rest import search, store
+
+TEXTS = [
+    "why did we pick NATS over Kafka?",
+    "ok",
+    "Ünïcödé, emoji 🚀 and code: `def f(x): return x * 2`",
+    "the payment queue moved after Tuesday's outage " * 40,  # truncated at the model's length
+]
+
+
+@pytest.fixture
+async def remote(exo_stack: Stack) -> AsyncIterator[EmbeddingClient]:
+    channel = open_channel(f"127.0.0.1:{exo_stack.config.grpc_ports['embedding']}")
+    try:
+        yield EmbeddingClient(channel, timeout=30.0)
+    finally:
+        await channel.close()
+
+
+@pytest.fixture
+def cache_dir(exo_stack: Stack) -> Path:
+    """Where the stack's embedding service keeps its ONNX export (the session's shared cache)."""
+    return Path(os.environ.get("EXO_EMBEDDING_CACHE_DIR") or exo_stack.config.data_dir / "models")
+
+
+async def test_the_stack_embeds_queries_in_retrieval(
+    exo_stack: Stack, api: httpx.AsyncClient, namespace: str
+) -> None:
+    log = (exo_stack.log_dir / "retrieval.log").read_text()
+    assert "query encoder: in process (local)" in log
+    target = await store(api, namespace, "We rotate the database credentials every ninety days.")
+    await store(api, namespace, "The office plants are watered on Mondays.")
+    body = await search(api, namespace, "how often are DB passwords changed")
+    assert body["results"][0]["memory"]["id"] == target
+    assert body["results"][0]["vector_score"] > 0
+    assert body["degraded"] == []
+
+
+async def test_local_vectors_are_the_embedding_services(
+    remote: EmbeddingClient, cache_dir: Path
+) -> None:
+    info = await remote.model_info()
+    local = await open_query_embedder(
+        "local",
+        remote,
+        fingerprint=info.fingerprint,
+        model_path=None,
+        cache_dir=cache_dir,
+        threads=1,
+    )
+    assert isinstance(local, LocalQueryEncoder)
+    try:
+        assert local.info.fingerprint == info.fingerprint
+        assert local.info.dimensions == info.dimensions
+        mine = await local.embed(TEXTS, query=True)
+        theirs = await remote.embed(TEXTS, query=True)
+        for a, b in zip(mine, theirs, strict=True):
+            assert a.shape == b.shape == (info.dimensions,)
+            np.testing.assert_allclose(a, b, atol=1e-5)
+            assert float(np.dot(a, b)) > 0.99999
+    finally:
+        local.close()
+
+
+async def test_a_model_other_than_the_services_falls_back_to_remote(
+    remote: EmbeddingClient, cache_dir: Path
+) -> None:
+    chosen = await open_query_embedder(
+        "local",
+        remote,
+        fingerprint="0123456789abcdef",
+        model_path=None,
+        cache_dir=cache_dir,
+        threads=1,
+    )
+    assert chosen is remote
+    [vector] = await chosen.embed(["still answers"], query=True)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
+
+
+async def test_a_missing_export_falls_back_to_remote_without_exporting(
+    remote: EmbeddingClient, tmp_path: Path
+) -> None:
+    info = await remote.model_info()
+    chosen = await open_query_embedder(
+        "local",
+        remote,
+        fingerprint=info.fingerprint,
+        model_path=None,
+        cache_dir=tmp_path,
+        threads=1,
+    )
+    assert chosen is remote
+    assert await asyncio.to_thread(lambda: list(tmp_path.iterdir())) == []
+
+
+async def test_remote_mode_asks_the_service(remote: EmbeddingClient, cache_dir: Path) -> None:
+    info = await remote.model_info()
+    chosen = await open_query_embedder(
+        "remote",
+        remote,
+        fingerprint=info.fingerprint,
+        model_path=None,
+        cache_dir=cache_dir,
+        threads=1,
+    )
+    assert chosen is remote
