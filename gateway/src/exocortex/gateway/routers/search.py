@@ -88,6 +88,9 @@ class ScoreBreakdown(BaseModel):
     graph: float
     metadata_penalty: float
     boost: float
+    neighbour: float = Field(
+        description="Fused score passed on by strong hits stored right before or after it."
+    )
 
 
 class SearchResult(BaseModel):
@@ -153,6 +156,7 @@ def search_result(r: retrieval_pb2.SearchResult) -> dict[str, Any]:
             "graph": b.graph,
             "metadata_penalty": b.metadata_penalty,
             "boost": b.boost,
+            "neighbour": b.neighbour,
         },
     }
 

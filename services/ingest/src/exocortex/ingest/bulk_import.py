@@ -10,7 +10,7 @@ import psycopg
 
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError, InvalidArgument
-from exocortex.core.ids import new_id
+from exocortex.core.ids import new_ids
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
 from exocortex.ingest import events, metrics
@@ -217,8 +217,9 @@ class BulkImporter:
     ) -> None:
         fingerprint = self._ingest.embedder.fingerprint
         dim = self._ingest.embedder.dimensions
+        ids = iter(new_ids(len(todo)))  # in item order: the rows share one created_at
         rows_by_item = {
-            i: build_rows(p, by_item[i], model=fingerprint, dim=dim, memory_id=new_id())
+            i: build_rows(p, by_item[i], model=fingerprint, dim=dim, memory_id=next(ids))
             for i, p in todo.items()
         }
         all_rows = [r for rows in rows_by_item.values() for r in rows]

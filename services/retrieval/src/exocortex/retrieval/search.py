@@ -26,7 +26,7 @@ from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.proto.v1 import retrieval_pb2
-from exocortex.retrieval import expansion, graph, metrics, packing, scoring
+from exocortex.retrieval import expansion, graph, metrics, neighbours, packing, scoring
 from exocortex.retrieval.fusion import Fused, collapse_to_roots, rank_by_score, rrf
 from exocortex.retrieval.lru import LruCache, TtlCache
 from exocortex.retrieval.query_encoder import QueryEmbedder
@@ -197,9 +197,12 @@ class SearchService:
         # Hydration and the graph query are independent: run them on two connections at once.
         # The graph sees every candidate; rows that turn out inactive are dropped below.
         want_graph = cfg.graph_weight > 0 and bool(ids)
-        rows, proximity, max_access = await asyncio.gather(
+        near_cfg = neighbours.NeighbourSettings.from_settings(settings)
+        want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
+        rows, proximity, near, max_access = await asyncio.gather(
             self._hydrate(ids),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
+            self._neighbours(namespace, ids[:GRAPH_SEEDS], near_cfg) if want_near else _none(),
             self._namespace_max_access(namespace),
         )
         now = datetime.now(UTC)
@@ -210,6 +213,8 @@ class SearchService:
             # Ties in proximity keep the indexes' fused order (see rank_by_score).
             lists["graph"] = rank_by_score(proximity, ids)
         fused = {f.memory_id: f for f in rrf(lists, weights, cfg.rrf_k)}
+        if near:
+            live += await self._add_neighbours(near, fused, rows, live, flt, near_cfg, now)
         scored = self._score(
             req, query, cfg, [fused[i] for i in live], rows, now, max_access, meta_wanted
         )
@@ -244,6 +249,43 @@ class SearchService:
             return await _timed(
                 "graph", graph.proximity(conn, namespace, ids, ids[:GRAPH_SEEDS], query)
             )
+
+    async def _neighbours(
+        self, namespace: str, seeds: list[str], cfg: neighbours.NeighbourSettings
+    ) -> dict[str, list[tuple[str, int]]]:
+        async with self._pool.connection() as conn:
+            return await _timed("neighbours", neighbours.around(conn, namespace, seeds, cfg))
+
+    async def _add_neighbours(
+        self,
+        near: dict[str, list[tuple[str, int]]],
+        fused: dict[str, Fused],
+        rows: dict[str, Row],
+        live: list[str],
+        flt: IndexFilter,
+        cfg: neighbours.NeighbourSettings,
+        now: datetime,
+    ) -> list[str]:
+        """Pass the live seeds' scores on to their neighbours (``neighbours``); the neighbours
+        the indexes did not find, once hydrated and filtered, are returned as new candidates."""
+        alive = set(live)
+        seed_scores = {i: fused[i].score for i in near if i in alive and i in fused}
+        bonus = neighbours.bonuses(near, seed_scores, cfg.weight)
+        missing = [i for i in bonus if i not in rows]
+        if missing:
+            rows.update(await self._hydrate(missing))
+        added: list[str] = []
+        for memory_id, value in bonus.items():
+            row = rows.get(memory_id)
+            if memory_id not in alive:
+                if row is None or not neighbours.passes(row, flt, now):
+                    continue
+                added.append(memory_id)
+                alive.add(memory_id)
+            entry = fused.setdefault(memory_id, Fused(memory_id))
+            entry.score += value
+            entry.raw_scores["neighbour"] = value
+        return added
 
     async def _namespace_max_access(self, namespace: str) -> int:
         cached = self._max_access.get(namespace)
@@ -316,6 +358,7 @@ class SearchService:
                         "valence": sig.valence,
                         "tag": sig.tag,
                         "graph": graph_score,
+                        "neighbour": entry.raw_scores.get("neighbour", 0.0),
                         "metadata_penalty": factor,
                         "boost": boost,
                     },
@@ -362,6 +405,10 @@ class SearchService:
 
 
 async def _nothing() -> dict[str, float]:
+    return {}
+
+
+async def _none() -> dict[str, list[tuple[str, int]]]:
     return {}
 
 

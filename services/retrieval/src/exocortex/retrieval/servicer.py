@@ -50,6 +50,7 @@ def _result(item: ScoredMemory) -> retrieval_pb2.SearchResult:
             graph=b.get("graph", 0.0),
             metadata_penalty=b.get("metadata_penalty", 1.0),
             boost=b.get("boost", 1.0),
+            neighbour=b.get("neighbour", 0.0),
         ),
     )
 

@@ -29,6 +29,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "scoring.rrf_k": "5",
     "scoring.rrf_min_score": "0.001",
     "scoring.graph_weight": "0.05",
+    "scoring.neighbour_weight": "0.3",
     "scoring.usefulness_weight": "0.05",
     "scoring.valence_weight": "0.05",
     "scoring.quality_weight": "0.10",
@@ -74,6 +75,8 @@ DEFAULT_SETTINGS: dict[str, str] = {
     # Search.
     "search.query_expansion": "true",
     "search.expansion_max_terms": "15",
+    "search.neighbour_window": "2",
+    "search.neighbour_max_gap_minutes": "30",
     "search.metadata_mode": "penalize",
     "search.metadata_penalty": "0.35",
     "search.metadata_tags": _METADATA_TAGS,

@@ -134,6 +134,7 @@ class ScoreBreakdown(_message.Message):
     METADATA_PENALTY_FIELD_NUMBER: _builtins.int
     BOOST_FIELD_NUMBER: _builtins.int
     GRAPH_RANK_FIELD_NUMBER: _builtins.int
+    NEIGHBOUR_FIELD_NUMBER: _builtins.int
     fused: _builtins.float
     vector: _builtins.float
     keyword: _builtins.float
@@ -149,6 +150,8 @@ class ScoreBreakdown(_message.Message):
     boost: _builtins.float
     """The multiplier the boosts produced (RRF mode), 1 when no boost applied."""
     graph_rank: _builtins.int
+    neighbour: _builtins.float
+    """Score passed on by strong hits stored right before or after this memory (0 when none)."""
     def __init__(
         self,
         *,
@@ -166,10 +169,11 @@ class ScoreBreakdown(_message.Message):
         metadata_penalty: _builtins.float = ...,
         boost: _builtins.float = ...,
         graph_rank: _builtins.int = ...,
+        neighbour: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["boost", b"boost", "frequency", b"frequency", "fused", b"fused", "graph", b"graph", "graph_rank", b"graph_rank", "keyword", b"keyword", "keyword_rank", b"keyword_rank", "metadata_penalty", b"metadata_penalty", "recency", b"recency", "tag", b"tag", "usefulness", b"usefulness", "valence", b"valence", "vector", b"vector", "vector_rank", b"vector_rank"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boost", b"boost", "frequency", b"frequency", "fused", b"fused", "graph", b"graph", "graph_rank", b"graph_rank", "keyword", b"keyword", "keyword_rank", b"keyword_rank", "metadata_penalty", b"metadata_penalty", "neighbour", b"neighbour", "recency", b"recency", "tag", b"tag", "usefulness", b"usefulness", "valence", b"valence", "vector", b"vector", "vector_rank", b"vector_rank"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,51 @@
+"""Search passes a strong hit's score on to the memories stored right before and after it.
+
+Revision ID: 0005
+Revises: 0004
+Create Date: 2026-12-02
+
+Seeds `scoring.neighbour_weight` (0.3), `search.neighbour_window` (2) and
+`search.neighbour_max_gap_minutes` (30), insert-if-missing, and adds the partial index that
+finds a root memory's neighbours in arrival order with one short index scan a side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0005"
+down_revision: str | None = "0004"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+# Spelled out here: a migration must not follow later edits of DEFAULT_SETTINGS.
+SEEDED: dict[str, str] = {
+    "scoring.neighbour_weight": "0.3",
+    "search.neighbour_window": "2",
+    "search.neighbour_max_gap_minutes": "30",
+}
+
+
+def upgrade() -> None:
+    bind = op.get_bind()
+    bind.execute(
+        sa.text(
+            "INSERT INTO settings (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING"
+        ),
+        [{"key": key, "value": value} for key, value in SEEDED.items()],
+    )
+    bind.execute(
+        sa.text(
+            "CREATE INDEX IF NOT EXISTS ix_memories_namespace_root_order "
+            "ON memories (namespace, created_at, id) WHERE parent_id IS NULL AND is_active"
+        )
+    )
+
+
+def downgrade() -> None:
+    bind = op.get_bind()
+    bind.execute(sa.text("DROP INDEX IF EXISTS ix_memories_namespace_root_order"))
+    bind.execute(sa.text("DELETE FROM settings WHERE key = ANY(:keys)"), {"keys": list(SEEDED)})

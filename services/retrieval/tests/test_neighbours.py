@@ -1,0 +1,51 @@
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from exocortex.core.indexes.base import IndexFilter
+from exocortex.retrieval.neighbours import NeighbourSettings, bonuses, passes
+
+NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
+
+
+def _row(**changes: Any) -> dict[str, Any]:
+    row = {
+        "id": "m1",
+        "is_active": True,
+        "expires_at": None,
+        "tags": ["food"],
+        "content_type": "note",
+        "source": "api",
+        "created_at": NOW - timedelta(days=1),
+        "importance": 0.5,
+        "is_metadata": False,
+    }
+    return row | changes
+
+
+def test_seeds_pass_on_their_score_divided_by_distance_and_summed() -> None:
+    found = {"a": [("n", 1), ("far", 2)], "b": [("n", 2)], "gone": [("x", 1)]}
+    got = bonuses(found, {"a": 0.2, "b": 0.1}, weight=0.5)
+    assert got == {"n": 0.5 * 0.2 + 0.5 * 0.1 / 2, "far": 0.5 * 0.2 / 2}
+
+
+def test_settings_are_bounded_and_zero_weight_disables() -> None:
+    cfg = NeighbourSettings.from_settings({"search.neighbour_window": "99"})
+    assert cfg.window == 10
+    assert cfg.weight == 0.3
+    assert cfg.max_gap == timedelta(minutes=30)
+    assert not NeighbourSettings.from_settings({"scoring.neighbour_weight": "0"}).enabled
+    assert NeighbourSettings.from_settings({"scoring.neighbour_weight": "x"}).weight == 0.3
+
+
+def test_a_neighbour_must_meet_every_filter() -> None:
+    assert passes(_row(), IndexFilter(tags_any=("food",), content_type="note"), NOW)
+    assert not passes(_row(is_active=False), IndexFilter(), NOW)
+    assert not passes(_row(expires_at=NOW), IndexFilter(), NOW)
+    assert not passes(_row(tags=[]), IndexFilter(tags_any=("food",)), NOW)
+    assert not passes(_row(), IndexFilter(content_type="decision"), NOW)
+    assert not passes(_row(), IndexFilter(source="mcp"), NOW)
+    assert not passes(_row(), IndexFilter(created_after=NOW), NOW)
+    assert not passes(_row(), IndexFilter(created_before=NOW - timedelta(days=1)), NOW)
+    assert not passes(_row(), IndexFilter(min_importance=0.6), NOW)
+    assert not passes(_row(is_metadata=True), IndexFilter(exclude_metadata=True), NOW)
+    assert not passes(_row(), IndexFilter(exclude_ids=("m1",)), NOW)

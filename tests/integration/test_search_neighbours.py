@@ -1,0 +1,78 @@
+"""Arrival neighbours on the real stack: a strong hit passes score to the memories stored right
+next to it (same stretch of work), and never past the search's filters or another session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from exocortex.testing.rest import search, store
+
+QUESTION = "Did you finally try the new ramen place on Fifth Street?"
+ANSWER = "Yes! Went on Sunday with my sister; the broth was worth the queue."
+FILLERS = [
+    "The quarterly budget review moved to the second week of March.",
+    "Renew the TLS certificate of the staging gateway before it lapses.",
+    "The printer on the third floor needs a new toner cartridge.",
+    "Team offsite votes: lake cabin won over the city hotel.",
+]
+
+
+def _by_id(body: Any) -> dict[str, dict[str, Any]]:
+    return {r["memory"]["id"]: r for r in body["results"]}
+
+
+async def test_the_turn_after_a_hit_ranks_through_its_neighbour(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    settings = (await api.get("/api/settings")).json()
+    assert settings["scoring.neighbour_weight"] == "0.3"
+    assert settings["search.neighbour_window"] == "2"
+    asked = await store(api, namespace, QUESTION)
+    answered = await store(api, namespace, ANSWER)
+    fillers = [await store(api, namespace, text) for text in FILLERS]
+
+    body = await search(api, namespace, "ramen place on Fifth Street", limit=6)
+    ranked = [r["memory"]["id"] for r in body["results"]]
+    assert ranked[:2] == [asked, answered]
+    results = _by_id(body)
+    near = results[answered]["score_breakdown"]["neighbour"]
+    assert near > 0
+    assert results[asked]["score_breakdown"]["neighbour"] > 0  # the answer is a seed too
+    # Every candidate is a seed here, but only the hits pass on much: the fillers next to the
+    # hits get a small share, the answer (next to the best hit) the largest.
+    assert all(results[f]["score_breakdown"]["neighbour"] < near for f in fillers)
+
+
+async def test_neighbours_respect_filters_and_sessions(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    asked = await store(api, namespace, QUESTION, tags=["food"])
+    answered = await store(api, namespace, ANSWER)
+    for text in FILLERS:
+        await store(api, namespace, text, tags=["food"])
+
+    # A tag filter holds for neighbours too: the untagged answer is not pulled in.
+    body = await search(api, namespace, "ramen place on Fifth Street", tags=["food"])
+    assert asked in _by_id(body)
+    assert answered not in _by_id(body)
+
+    # Different sessions are different stretches of work.
+    other = f"{namespace}-sessions"
+    await store(api, other, QUESTION, session_id="s-1")
+    later = await store(api, other, ANSWER, session_id="s-2")
+    body = await search(api, other, "ramen place on Fifth Street")
+    assert _by_id(body)[later]["score_breakdown"]["neighbour"] == 0
+
+
+async def test_an_import_keeps_its_items_in_order(api: httpx.AsyncClient, namespace: str) -> None:
+    items = [
+        {"content": f"Step {n} of the runbook: {t}", "namespace": namespace}
+        for n, t in enumerate(["drain", "snapshot", "upgrade", "verify", "undrain", "announce"] * 3)
+    ]
+    reply = await api.post("/api/memories/import", json={"memories": items})
+    assert reply.status_code == 200, reply.text
+    ids = [r["id"] for r in reply.json()["results"]]
+    assert all(ids)
+    assert ids == sorted(ids)
