@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import statistics
 import time
@@ -123,8 +124,10 @@ async def store_conversation(
     namespace: str,
     concurrency: int,
     store_ms: list[float],
+    shuffle: bool = False,
 ) -> dict[str, set[str]]:
-    """Memory id → the dia_ids it stands for (identical turns are deduplicated into one)."""
+    """Memory id → the dia_ids it stands for (identical turns are deduplicated into one).
+    ``shuffle`` stores the turns in a random (seeded) order instead of the conversation's."""
     by_id: dict[str, set[str]] = defaultdict(set)
     gate = asyncio.Semaphore(concurrency)
 
@@ -143,7 +146,10 @@ async def store_conversation(
             reply.raise_for_status()
             by_id[reply.json()["id"]].add(turn["dia_id"])
 
-    await asyncio.gather(*(one(t) for t in turns(sample["conversation"])))
+    ordered = list(turns(sample["conversation"]))
+    if shuffle:
+        random.Random(sample["sample_id"]).shuffle(ordered)
+    await asyncio.gather(*(one(t) for t in ordered))
     return by_id
 
 
@@ -255,7 +261,7 @@ def report(
     settings: dict[str, str],
     samples: list[str],
     elapsed: float,
-    concurrency: int,
+    store_mode: str,
 ) -> str:
     lines = [
         "# LoCoMo retrieval benchmark",
@@ -304,7 +310,7 @@ def report(
         "",
         "| | p50 ms | p95 ms | n |",
         "|---|---:|---:|---:|",
-        f"| store ({concurrency} at a time, turns in order) | "
+        f"| store ({store_mode}) | "
         f"{statistics.median(store_ms):.1f} | "
         f"{percentile(store_ms, 95):.1f} | {len(store_ms)} |",
         f"| search, limit 25 (4 concurrent) | {statistics.median(search_ms):.1f} | "
@@ -333,6 +339,11 @@ async def main() -> None:
     # Turns are stored one after another, as a conversation happens; more at once interleaves
     # them (arrival order is a search signal, see docs/retrieval.md).
     parser.add_argument("--concurrency", type=int, default=1, help="stores at once")
+    parser.add_argument(
+        "--shuffle",
+        action="store_true",
+        help="store each conversation's turns in a random order (arrival order without meaning)",
+    )
     parser.add_argument("--out", type=Path, default=REPORT)
     parser.add_argument("--json", type=Path, help="also write raw numbers here")
     parser.add_argument("--reuse", help="namespace prefix of an earlier run to search again")
@@ -356,7 +367,7 @@ async def main() -> None:
             for sample in data:
                 namespace = f"locomo-{run_id}-{sample['sample_id']}"
                 by_id = await store_conversation(
-                    client, sample, namespace, args.concurrency, store_ms
+                    client, sample, namespace, args.concurrency, store_ms, args.shuffle
                 )
                 memory_maps[sample["sample_id"]] = by_id
                 await ask(client, sample, namespace, by_id, overall, per_category, search_ms, 4)
@@ -380,7 +391,7 @@ async def main() -> None:
         settings,
         [d["sample_id"] for d in data],
         elapsed,
-        args.concurrency,
+        f"{args.concurrency} at a time, turns {'shuffled' if args.shuffle else 'in order'}",
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
