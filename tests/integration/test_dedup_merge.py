@@ -13,6 +13,7 @@ import psycopg
 
 from exocortex.cli.stack import Stack
 from exocortex.core.domain.text import content_hash
+from exocortex.testing.rest import stored
 
 SEPARATOR = "\n\n---\n\n"
 # Pairs measured with the bundled model at cosine ~0.78-0.80: between dedup.merge_threshold
@@ -29,12 +30,6 @@ BACKUP_MORE = "Every night the Postgres backup job also verifies the previous ni
 # Over 0.85: a duplicate, merge mode or not.
 KETTLE = "The office kettle lives in the left cupboard above the sink."
 KETTLE_AGAIN = "The office kettle is kept in the cupboard on the left, above the kitchen sink."
-
-
-async def _store(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
-    reply = await api.post("/api/memories", json=body)
-    assert reply.status_code == 201, reply.text
-    return dict(reply.json())
 
 
 def _rows(stack: Stack, sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -62,8 +57,8 @@ async def test_merge_is_off_by_default(api: httpx.AsyncClient, namespace: str) -
         "false",
         "0.75",
     )
-    first = await _store(api, content=STAGING, namespace=namespace, tags=["infra"])
-    second = await _store(api, content=STAGING_MORE, namespace=namespace, tags=["infra"])
+    first = await stored(api, content=STAGING, namespace=namespace, tags=["infra"])
+    second = await stored(api, content=STAGING_MORE, namespace=namespace, tags=["infra"])
     assert second["dedup_action"] == "created"
     assert second["id"] != first["id"]
 
@@ -72,10 +67,10 @@ async def test_merge_mode_appends_races_safely_and_keeps_duplicates_skipped(
     api: httpx.AsyncClient, exo_stack: Stack, namespace: str
 ) -> None:
     async with _settings(api, **{"dedup.merge_enabled": "true"}):
-        target = await _store(
+        target = await stored(
             api, content=STAGING, namespace=namespace, tags=["infra"], importance=0.4
         )
-        merged = await _store(
+        merged = await stored(
             api,
             content=STAGING_MORE,
             namespace=namespace,
@@ -108,21 +103,21 @@ async def test_merge_mode_appends_races_safely_and_keeps_duplicates_skipped(
         )
         assert found.json()["results"][0]["memory"]["id"] == target["id"]
         # Storing the same text again (a retried request) does not append it twice.
-        again = await _store(api, content=STAGING_MORE, namespace=namespace, tags=["infra"])
+        again = await stored(api, content=STAGING_MORE, namespace=namespace, tags=["infra"])
         assert again["id"] == target["id"]
         assert again["dedup_action"] == "skipped"
         assert again["content"].count(STAGING_MORE) == 1
 
         # Above the duplicate threshold merge mode changes nothing: still the skip path.
-        kettle = await _store(api, content=KETTLE, namespace=namespace)
-        kettle_again = await _store(api, content=KETTLE_AGAIN, namespace=namespace)
+        kettle = await stored(api, content=KETTLE, namespace=namespace)
+        kettle_again = await stored(api, content=KETTLE_AGAIN, namespace=namespace)
         assert kettle_again["dedup_action"] == "skipped"
         assert kettle_again["content"] == kettle["content"]
 
         # Two merges into one memory at once: both texts end up in it, each once.
-        profile = await _store(api, content=PROFILE, namespace=namespace, tags=["mobile"])
+        profile = await stored(api, content=PROFILE, namespace=namespace, tags=["mobile"])
         results = await asyncio.gather(
-            *(_store(api, content=t, namespace=namespace, tags=["mobile"]) for t in PROFILE_MORE)
+            *(stored(api, content=t, namespace=namespace, tags=["mobile"]) for t in PROFILE_MORE)
         )
         assert [r["dedup_action"] for r in results] == ["merged", "merged"]
         final = (await api.get(f"/api/memories/{profile['id']}")).json()
@@ -142,9 +137,9 @@ async def test_merge_rechunks_when_the_text_outgrows_the_chunk_limit(
             "chunking.target_size": "60",
         },
     ):
-        target = await _store(api, content=BACKUP, namespace=namespace, tags=["ops"])
+        target = await stored(api, content=BACKUP, namespace=namespace, tags=["ops"])
         assert len(BACKUP) <= 150
-        merged = await _store(api, content=BACKUP_MORE, namespace=namespace, tags=["ops"])
+        merged = await stored(api, content=BACKUP_MORE, namespace=namespace, tags=["ops"])
     assert merged["dedup_action"] == "merged"
     assert merged["id"] == target["id"]
     chunks = _rows(

@@ -10,17 +10,12 @@ import httpx
 import psycopg
 
 from exocortex.core.domain.text import content_hash
+from exocortex.testing.rest import stored
 
 # Cosine ~0.9 with the bundled model: a duplicate. Only the second names the kitchen.
 KETTLE = "The office kettle lives in the left cupboard above the sink."
 KETTLE_AGAIN = "The office kettle is kept in the cupboard on the left, above the kitchen sink."
 KETTLE_THIRD = "Our office kettle sits in the left-hand cupboard right above the sink, by the tea."
-
-
-async def _store(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
-    reply = await api.post("/api/memories", json=body)
-    assert reply.status_code == 201, reply.text
-    return dict(reply.json())
 
 
 async def _variants(conn: psycopg.AsyncConnection[dict[str, Any]], memory_id: str) -> list[Any]:
@@ -54,8 +49,8 @@ async def test_skipped_near_duplicate_is_kept_as_a_searchable_variant(
 ) -> None:
     settings = (await api.get("/api/settings")).json()
     assert (settings["dedup.keep_variants"], settings["dedup.max_variants"]) == ("true", "20")
-    first = await _store(api, content=KETTLE, namespace=namespace, tags=["office"])
-    again = await _store(api, content=KETTLE_AGAIN, namespace=namespace, tags=["office", "kitchen"])
+    first = await stored(api, content=KETTLE, namespace=namespace, tags=["office"])
+    again = await stored(api, content=KETTLE_AGAIN, namespace=namespace, tags=["office", "kitchen"])
     assert again["dedup_action"] == "skipped"
     assert again["id"] == first["id"]
     assert again["content"] == KETTLE  # the memory itself is unchanged
@@ -84,8 +79,8 @@ async def test_skipped_near_duplicate_is_kept_as_a_searchable_variant(
     assert recent["total"] == 1
 
     # A retried store keeps nothing twice; a further wording is kept too.
-    await _store(api, content=KETTLE_AGAIN, namespace=namespace, tags=["office"])
-    third = await _store(api, content=KETTLE_THIRD, namespace=namespace, tags=["office"])
+    await stored(api, content=KETTLE_AGAIN, namespace=namespace, tags=["office"])
+    third = await stored(api, content=KETTLE_THIRD, namespace=namespace, tags=["office"])
     assert third["id"] == first["id"]
     contents = [v["content"] for v in await _variants(stack_db, first["id"])]
     assert contents == [KETTLE_AGAIN, KETTLE_THIRD]
@@ -107,7 +102,7 @@ async def test_skipped_near_duplicate_is_kept_as_a_searchable_variant(
 async def test_import_keeps_variants_and_the_setting_turns_them_off(
     api: httpx.AsyncClient, stack_db: psycopg.AsyncConnection[dict[str, Any]], namespace: str
 ) -> None:
-    first = await _store(api, content=KETTLE, namespace=namespace)
+    first = await stored(api, content=KETTLE, namespace=namespace)
     reply = await api.post(
         "/api/memories/import",
         json={"memories": [{"content": KETTLE_AGAIN, "namespace": namespace}]},
@@ -121,7 +116,7 @@ async def test_import_keeps_variants_and_the_setting_turns_them_off(
     assert off.status_code == 200, off.text
     try:
         await asyncio.sleep(5.5)  # the services' settings cache lives 5 s
-        skipped = await _store(api, content=KETTLE_THIRD, namespace=namespace)
+        skipped = await stored(api, content=KETTLE_THIRD, namespace=namespace)
         assert skipped["dedup_action"] == "skipped"
         assert [v["content"] for v in await _variants(stack_db, first["id"])] == [KETTLE_AGAIN]
     finally:

@@ -24,3 +24,10 @@ async def search(api: httpx.AsyncClient, namespace: str, query: str, **extra: An
     )
     assert reply.status_code == 200, reply.text
     return reply.json()
+
+
+async def stored(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    """Store a memory from the given request fields and return the whole reply."""
+    reply = await api.post("/api/memories", json=body)
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
-from alembic import op
+from exocortex.core.db import setting_seeds
 
 revision: str = "0003"
 down_revision: str | None = "0002"
@@ -34,15 +33,8 @@ SEEDED: dict[str, str] = {
 
 
 def upgrade() -> None:
-    op.get_bind().execute(
-        sa.text(
-            "INSERT INTO settings (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING"
-        ),
-        [{"key": key, "value": value} for key, value in SEEDED.items()],
-    )
+    setting_seeds.insert_missing(SEEDED)
 
 
 def downgrade() -> None:
-    op.get_bind().execute(
-        sa.text("DELETE FROM settings WHERE key = ANY(:keys)"), {"keys": list(SEEDED)}
-    )
+    setting_seeds.delete_keys(SEEDED)

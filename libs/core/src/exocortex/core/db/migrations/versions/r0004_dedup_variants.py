@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
-from alembic import op
+from exocortex.core.db import setting_seeds
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -28,15 +27,8 @@ SEEDED: dict[str, str] = {
 
 
 def upgrade() -> None:
-    op.get_bind().execute(
-        sa.text(
-            "INSERT INTO settings (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING"
-        ),
-        [{"key": key, "value": value} for key, value in SEEDED.items()],
-    )
+    setting_seeds.insert_missing(SEEDED)
 
 
 def downgrade() -> None:
-    op.get_bind().execute(
-        sa.text("DELETE FROM settings WHERE key = ANY(:keys)"), {"keys": list(SEEDED)}
-    )
+    setting_seeds.delete_keys(SEEDED)

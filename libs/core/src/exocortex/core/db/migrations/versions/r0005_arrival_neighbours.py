@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
 from alembic import op
+
+from exocortex.core.db import setting_seeds
 
 revision: str = "0005"
 down_revision: str | None = "0004"
@@ -30,22 +31,13 @@ SEEDED: dict[str, str] = {
 
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    bind.execute(
-        sa.text(
-            "INSERT INTO settings (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING"
-        ),
-        [{"key": key, "value": value} for key, value in SEEDED.items()],
-    )
-    bind.execute(
-        sa.text(
-            "CREATE INDEX IF NOT EXISTS ix_memories_namespace_root_order "
-            "ON memories (namespace, created_at, id) WHERE parent_id IS NULL AND is_active"
-        )
+    setting_seeds.insert_missing(SEEDED)
+    op.execute(
+        "CREATE INDEX IF NOT EXISTS ix_memories_namespace_root_order "
+        "ON memories (namespace, created_at, id) WHERE parent_id IS NULL AND is_active"
     )
 
 
 def downgrade() -> None:
-    bind = op.get_bind()
-    bind.execute(sa.text("DROP INDEX IF EXISTS ix_memories_namespace_root_order"))
-    bind.execute(sa.text("DELETE FROM settings WHERE key = ANY(:keys)"), {"keys": list(SEEDED)})
+    op.execute("DROP INDEX IF EXISTS ix_memories_namespace_root_order")
+    setting_seeds.delete_keys(SEEDED)
