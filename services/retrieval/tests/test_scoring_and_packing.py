@@ -98,8 +98,8 @@ def test_graph_analysis_is_deterministic_and_finds_the_bridge() -> None:
         {"source_id": s, "target_id": t}
         for s, t in (("a", "b"), ("b", "c"), ("c", "a"), ("d", "e"), ("e", "f"), ("f", "d"))
     ] + [{"source_id": "c", "target_id": "d"}]
-    first = analyse(entities, edges, 10)  # type: ignore[arg-type]
-    assert first == analyse(list(reversed(entities)), list(reversed(edges)), 10)  # type: ignore[arg-type]
+    first = analyse(entities, edges, 10)
+    assert first == analyse(list(reversed(entities)), list(reversed(edges)), 10)
     assert {c["name"] for c in first["centrality"][:2]} == {"C", "D"}
     assert sorted(c["size"] for c in first["communities"]) == [3, 3]
     assert first["stats"] == {
