@@ -49,3 +49,20 @@ def test_a_neighbour_must_meet_every_filter() -> None:
     assert not passes(_row(), IndexFilter(min_importance=0.6), NOW)
     assert not passes(_row(is_metadata=True), IndexFilter(exclude_metadata=True), NOW)
     assert not passes(_row(), IndexFilter(exclude_ids=("m1",)), NOW)
+
+
+def test_the_arrival_window_is_an_id_range_around_the_seed() -> None:
+    from ulid import ULID
+
+    from exocortex.retrieval.neighbours import _id_window
+
+    at = ULID.from_timestamp(NOW.timestamp())
+    window = _id_window(str(at), timedelta(minutes=30))
+    assert window is not None
+    low, high = window
+    inside = str(ULID.from_timestamp((NOW + timedelta(minutes=29)).timestamp()))
+    outside = str(ULID.from_timestamp((NOW - timedelta(minutes=31)).timestamp()))
+    assert low < str(at) < high
+    assert low < inside < high
+    assert not low <= outside <= high
+    assert _id_window("not-a-ulid", timedelta(minutes=30)) is None

@@ -4,13 +4,14 @@ An agent stores a conversation turn by turn and a working session note by note. 
 question is often the turn *next to* the one that names the question's subject ("Did you go?" —
 "Yes, last Sunday"), which shares none of its words and little of its meaning. So the best
 candidates of a search (the seeds) pass a share of their fused score to the memories stored right
-next to them in the same namespace: ``scoring.neighbour_weight`` × the seed's score ÷ the distance
+next to them in the same namespace (arrival order: id order, as ids are ULIDs handed out as
+memories are stored): ``scoring.neighbour_weight`` × the seed's score ÷ the distance
 (1 for the adjacent memory, 2 for the one after, up to ``search.neighbour_window``). A neighbour
 the indexes did not find becomes a candidate this way.
 
-Only memories of one stretch of work are neighbours: no more than
+Only memories of one stretch of work are neighbours: stored no more than
 ``search.neighbour_max_gap_minutes`` apart, and in the same session and conversation when both
-carry those ids. Memories stored in one import keep their order (ids are monotonic there).
+carry those ids. Memories stored in one import keep their order (it hands out increasing ids).
 """
 
 from __future__ import annotations
@@ -21,43 +22,54 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection
+from ulid import ULID
 
 from exocortex.core.indexes.base import IndexFilter
 
 Row = dict[str, Any]
 
-# Either side of each seed, nearest first; same-session and gap rules applied in SQL. The
-# partial index ix_memories_namespace_root_order makes each side one short index scan.
+# Either side of each seed, within its arrival window, nearest first. Ids are ULIDs: their order
+# is arrival order (an import hands out increasing ids), and a time bound is an id bound, so each
+# side is one short range scan of the partial index ix_memories_namespace_root_id.
 _NEIGHBOURS_SQL = """
-SELECT s.id AS seed, n.id, n.side, n.created_at, n.seq
-  FROM memories s
+SELECT w.seed, n.id, n.side
+  FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
+  JOIN memories s ON s.id = w.seed AND s.namespace = %(ns)s
  CROSS JOIN LATERAL (
-    (SELECT m.id, -1 AS side, m.created_at,
-            row_number() OVER (ORDER BY m.created_at DESC, m.id DESC) AS seq
+    (SELECT m.id, -1 AS side
        FROM memories m
-      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
-        AND (m.created_at, m.id) < (s.created_at, s.id)
-        AND m.created_at >= s.created_at - %(gap)s
+      WHERE m.namespace = %(ns)s AND m.parent_id IS NULL AND m.is_active
+        AND m.id < w.seed AND m.id >= w.low
         AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
         AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
              OR m.conversation_id = s.conversation_id)
-      ORDER BY m.created_at DESC, m.id DESC
+      ORDER BY m.id DESC
       LIMIT %(window)s)
     UNION ALL
-    (SELECT m.id, 1, m.created_at,
-            row_number() OVER (ORDER BY m.created_at, m.id)
+    (SELECT m.id, 1
        FROM memories m
-      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
-        AND (m.created_at, m.id) > (s.created_at, s.id)
-        AND m.created_at <= s.created_at + %(gap)s
+      WHERE m.namespace = %(ns)s AND m.parent_id IS NULL AND m.is_active
+        AND m.id > w.seed AND m.id <= w.high
         AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
         AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
              OR m.conversation_id = s.conversation_id)
-      ORDER BY m.created_at, m.id
+      ORDER BY m.id
       LIMIT %(window)s)
  ) n
- WHERE s.id = ANY(%(seeds)s) AND s.namespace = %(ns)s
 """
+_RANDOM_BITS = 80  # a ULID is a 48-bit millisecond timestamp, then 80 random bits
+
+
+def _id_window(seed: str, gap: timedelta) -> tuple[str, str] | None:
+    """The lowest and highest ULID stored within ``gap`` of ``seed`` (None: not a ULID)."""
+    try:
+        at = ULID.from_str(seed).milliseconds
+    except ValueError:
+        return None
+    span = int(gap.total_seconds() * 1000)
+    low = max(0, at - span) << _RANDOM_BITS
+    high = min((1 << 48) - 1, at + span + 1) << _RANDOM_BITS
+    return str(ULID.from_int(low)), str(ULID.from_int(high - 1))
 
 
 def _float(s: Mapping[str, str], key: str, default: float) -> float:
@@ -90,15 +102,26 @@ async def around(
     conn: AsyncConnection[Row], namespace: str, seeds: Sequence[str], cfg: NeighbourSettings
 ) -> dict[str, list[tuple[str, int]]]:
     """Seed id → its neighbours as (id, distance), nearest first."""
-    if not seeds or not cfg.enabled:
+    windows = {seed: w for seed in seeds if (w := _id_window(seed, cfg.max_gap)) is not None}
+    if not windows or not cfg.enabled:
         return {}
     cur = await conn.execute(
         _NEIGHBOURS_SQL,
-        {"seeds": list(seeds), "ns": namespace, "gap": cfg.max_gap, "window": cfg.window},
+        {
+            "seeds": list(windows),
+            "lows": [w[0] for w in windows.values()],
+            "highs": [w[1] for w in windows.values()],
+            "ns": namespace,
+            "window": cfg.window,
+        },
     )
-    out: dict[str, list[tuple[str, int]]] = {}
+    sides: dict[tuple[str, int], list[str]] = {}
     for row in await cur.fetchall():
-        out.setdefault(row["seed"], []).append((row["id"], int(row["seq"])))
+        sides.setdefault((row["seed"], int(row["side"])), []).append(row["id"])
+    out: dict[str, list[tuple[str, int]]] = {}
+    for (seed, side), ids in sides.items():
+        ids.sort(reverse=side < 0)  # nearest first on either side
+        out.setdefault(seed, []).extend((i, distance) for distance, i in enumerate(ids, 1))
     for found in out.values():
         found.sort(key=lambda pair: pair[1])
     return out

@@ -6,7 +6,7 @@ Create Date: 2026-12-02
 
 Seeds `scoring.neighbour_weight` (0.3), `search.neighbour_window` (2) and
 `search.neighbour_max_gap_minutes` (30), insert-if-missing, and adds the partial index that
-finds a root memory's neighbours in arrival order with one short index scan a side.
+finds a root memory's neighbours in arrival (id) order with one short range scan a side.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ SEEDED: dict[str, str] = {
 def upgrade() -> None:
     setting_seeds.insert_missing(SEEDED)
     op.execute(
-        "CREATE INDEX IF NOT EXISTS ix_memories_namespace_root_order "
-        "ON memories (namespace, created_at, id) WHERE parent_id IS NULL AND is_active"
+        "CREATE INDEX IF NOT EXISTS ix_memories_namespace_root_id "
+        "ON memories (namespace, id) WHERE parent_id IS NULL AND is_active"
     )
 
 
 def downgrade() -> None:
-    op.execute("DROP INDEX IF EXISTS ix_memories_namespace_root_order")
+    op.execute("DROP INDEX IF EXISTS ix_memories_namespace_root_id")
     setting_seeds.delete_keys(SEEDED)
