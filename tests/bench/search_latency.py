@@ -42,6 +42,7 @@ from exocortex.cli.stack import Stack, StackConfig
 REPORT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "search-latency.md"
 BUDGET_P95_MS = 30.0
 IMPORT_BATCH = 500
+SETTINGS_TTL_SECONDS = 6.0  # the services cache settings for 5 s
 NAMESPACE = "bench"
 
 SUBJECTS = [
@@ -155,12 +156,35 @@ class Progress:
             self.path.write_text(json.dumps({"loaded": self.loaded, "seconds": self.seconds}))
 
 
+async def stored_memories(client: httpx.AsyncClient) -> int:
+    reply = await client.get("/api/stats", params={"namespace": NAMESPACE})
+    reply.raise_for_status()
+    return int(reply.json()["total_memories"])
+
+
 async def load(
     client: httpx.AsyncClient,
     items: list[dict[str, Any]],
     on_batch: Any = None,
 ) -> list[float]:
-    """Import in batches while sampling one search every 0.5 s; returns the sampled latencies."""
+    """Import in batches while sampling one search every 0.5 s; returns the sampled latencies.
+
+    The synthetic texts come from a few templates, so semantic dedup would fold most of them
+    into each other: it is off during the load, so the namespace really holds N memories."""
+    before = (await client.get("/api/settings")).json()["dedup.enabled"]
+    (await client.patch("/api/settings", json={"dedup.enabled": "false"})).raise_for_status()
+    await asyncio.sleep(SETTINGS_TTL_SECONDS)
+    try:
+        return await _load(client, items, on_batch)
+    finally:
+        await client.patch("/api/settings", json={"dedup.enabled": before})
+
+
+async def _load(
+    client: httpx.AsyncClient,
+    items: list[dict[str, Any]],
+    on_batch: Any = None,
+) -> list[float]:
     sampled: list[float] = []
     done = asyncio.Event()
 
@@ -269,6 +293,12 @@ async def measure(
                     print(f"loaded {progress.loaded:,} / {size:,}", flush=True)
 
                 during = await load(client, items[first:size], advance)
+            stored = await stored_memories(client)
+            if stored < size:
+                raise RuntimeError(
+                    f"the namespace holds {stored:,} memories, not {size:,}: was part of the "
+                    "corpus loaded with dedup on? Load it again into an empty data dir."
+                )
             if load_only:
                 continue
             load_s = progress.seconds.get(str(size), 0.0)
