@@ -199,12 +199,13 @@ class SearchService:
         want_graph = cfg.graph_weight > 0 and bool(ids)
         near_cfg = neighbours.NeighbourSettings.from_settings(settings)
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
-        rows, proximity, near, max_access = await asyncio.gather(
+        rows, proximity, (near, near_rows), max_access = await asyncio.gather(
             self._hydrate(ids),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
-            self._neighbours(namespace, ids[:GRAPH_SEEDS], near_cfg) if want_near else _none(),
+            self._neighbours(namespace, ids, near_cfg) if want_near else _none(),
             self._namespace_max_access(namespace),
         )
+        rows.update(near_rows)
         now = datetime.now(UTC)
         live = [i for i in ids if i in rows and _is_live(rows[i], now)]
         proximity = {i: v for i, v in proximity.items() if i in rows}
@@ -214,7 +215,7 @@ class SearchService:
             lists["graph"] = rank_by_score(proximity, ids)
         fused = {f.memory_id: f for f in rrf(lists, weights, cfg.rrf_k)}
         if near:
-            live += await self._add_neighbours(near, fused, rows, live, flt, near_cfg, now)
+            live += self._add_neighbours(near, fused, rows, live, flt, near_cfg, now)
         scored = self._score(
             req, query, cfg, [fused[i] for i in live], rows, now, max_access, meta_wanted
         )
@@ -251,13 +252,21 @@ class SearchService:
             )
 
     async def _neighbours(
-        self, namespace: str, seeds: list[str], cfg: neighbours.NeighbourSettings
-    ) -> dict[str, list[tuple[str, int]]]:
+        self, namespace: str, ids: list[str], cfg: neighbours.NeighbourSettings
+    ) -> tuple[dict[str, list[tuple[str, int]]], dict[str, Row]]:
+        """The top candidates' neighbours, and the rows of those that are not candidates
+        (read here, beside the candidates' own hydration, not after it)."""
         async with self._pool.connection() as conn:
-            return await _timed("neighbours", neighbours.around(conn, namespace, seeds, cfg))
+            started = time.perf_counter()
+            near = await neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
+            known = set(ids)
+            missing = list({i for found in near.values() for i, _ in found if i not in known})
+            rows = await memories.get_many(conn, missing) if missing else {}
+            metrics.SEARCH_DURATION.labels("neighbours").observe(time.perf_counter() - started)
+            return near, rows
 
-    async def _add_neighbours(
-        self,
+    @staticmethod
+    def _add_neighbours(
         near: dict[str, list[tuple[str, int]]],
         fused: dict[str, Fused],
         rows: dict[str, Row],
@@ -267,13 +276,10 @@ class SearchService:
         now: datetime,
     ) -> list[str]:
         """Pass the live seeds' scores on to their neighbours (``neighbours``); the neighbours
-        the indexes did not find, once hydrated and filtered, are returned as new candidates."""
+        the indexes did not find and that meet the filters are returned as new candidates."""
         alive = set(live)
         seed_scores = {i: fused[i].score for i in near if i in alive and i in fused}
         bonus = neighbours.bonuses(near, seed_scores, cfg.weight)
-        missing = [i for i in bonus if i not in rows]
-        if missing:
-            rows.update(await self._hydrate(missing))
         added: list[str] = []
         for memory_id, value in bonus.items():
             row = rows.get(memory_id)
@@ -408,8 +414,8 @@ async def _nothing() -> dict[str, float]:
     return {}
 
 
-async def _none() -> dict[str, list[tuple[str, int]]]:
-    return {}
+async def _none() -> tuple[dict[str, list[tuple[str, int]]], dict[str, Row]]:
+    return {}, {}
 
 
 def _is_live(row: Row, now: datetime) -> bool:
