@@ -16,7 +16,12 @@ import pytest
 from exocortex.cli.stack import Stack
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.rpc.client import open_channel
-from exocortex.retrieval.query_encoder import LocalQueryEncoder, open_query_embedder
+from exocortex.retrieval.query_encoder import (
+    LocalQueryEncoder,
+    Mode,
+    QueryEmbedder,
+    open_query_embedder,
+)
 from exocortex.testing.rest import search, store
 
 TEXTS = [
@@ -42,6 +47,20 @@ def cache_dir(exo_stack: Stack) -> Path:
     return Path(os.environ.get("EXO_EMBEDDING_CACHE_DIR") or exo_stack.config.data_dir / "models")
 
 
+async def _open(
+    mode: Mode, remote: EmbeddingClient, cache_dir: Path, fingerprint: str | None = None
+) -> QueryEmbedder:
+    """``open_query_embedder`` as retrieval calls it; the service's fingerprint by default."""
+    return await open_query_embedder(
+        mode,
+        remote,
+        fingerprint=fingerprint or (await remote.model_info()).fingerprint,
+        model_path=None,
+        cache_dir=cache_dir,
+        threads=1,
+    )
+
+
 async def test_the_stack_embeds_queries_in_retrieval(
     exo_stack: Stack, api: httpx.AsyncClient, namespace: str
 ) -> None:
@@ -59,14 +78,7 @@ async def test_local_vectors_are_the_embedding_services(
     remote: EmbeddingClient, cache_dir: Path
 ) -> None:
     info = await remote.model_info()
-    local = await open_query_embedder(
-        "local",
-        remote,
-        fingerprint=info.fingerprint,
-        model_path=None,
-        cache_dir=cache_dir,
-        threads=1,
-    )
+    local = await _open("local", remote, cache_dir)
     assert isinstance(local, LocalQueryEncoder)
     try:
         assert local.info.fingerprint == info.fingerprint
@@ -84,14 +96,7 @@ async def test_local_vectors_are_the_embedding_services(
 async def test_a_model_other_than_the_services_falls_back_to_remote(
     remote: EmbeddingClient, cache_dir: Path
 ) -> None:
-    chosen = await open_query_embedder(
-        "local",
-        remote,
-        fingerprint="0123456789abcdef",
-        model_path=None,
-        cache_dir=cache_dir,
-        threads=1,
-    )
+    chosen = await _open("local", remote, cache_dir, fingerprint="0123456789abcdef")
     assert chosen is remote
     [vector] = await chosen.embed(["still answers"], query=True)
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
@@ -100,27 +105,11 @@ async def test_a_model_other_than_the_services_falls_back_to_remote(
 async def test_a_missing_export_falls_back_to_remote_without_exporting(
     remote: EmbeddingClient, tmp_path: Path
 ) -> None:
-    info = await remote.model_info()
-    chosen = await open_query_embedder(
-        "local",
-        remote,
-        fingerprint=info.fingerprint,
-        model_path=None,
-        cache_dir=tmp_path,
-        threads=1,
-    )
+    chosen = await _open("local", remote, tmp_path)
     assert chosen is remote
     assert await asyncio.to_thread(lambda: list(tmp_path.iterdir())) == []
 
 
 async def test_remote_mode_asks_the_service(remote: EmbeddingClient, cache_dir: Path) -> None:
-    info = await remote.model_info()
-    chosen = await open_query_embedder(
-        "remote",
-        remote,
-        fingerprint=info.fingerprint,
-        model_path=None,
-        cache_dir=cache_dir,
-        threads=1,
-    )
+    chosen = await _open("remote", remote, cache_dir)
     assert chosen is remote
