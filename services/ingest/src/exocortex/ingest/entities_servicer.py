@@ -6,9 +6,9 @@ import json
 
 import grpc
 
+from exocortex.core.rpc.timestamps import set_times
 from exocortex.ingest import validation
 from exocortex.ingest.entities import EntityChanges, EntityService, Row
-from exocortex.ingest.timestamps import set_times
 from exocortex.proto.v1 import entities_pb2, entities_pb2_grpc
 
 

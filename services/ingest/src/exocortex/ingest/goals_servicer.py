@@ -10,9 +10,9 @@ import grpc
 
 from exocortex.core.repositories.goal_protos import goal_to_proto
 from exocortex.core.repositories.memories import to_proto
+from exocortex.core.rpc.timestamps import from_field
 from exocortex.ingest import validation
 from exocortex.ingest.goals import GoalChanges, GoalService, GoalView, MilestoneChanges
-from exocortex.ingest.timestamps import from_field
 from exocortex.proto.v1 import goals_pb2, goals_pb2_grpc, ingest_pb2
 
 StoreMemory = Callable[

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
+from exocortex.core.rpc.timestamps import set_times
 from exocortex.proto.v1 import common_pb2, goals_pb2
 
 Row = dict[str, Any]
@@ -25,7 +23,7 @@ def milestone_to_proto(row: Row) -> goals_pb2.Milestone:
         status=row["status"],
         order=int(row["sort_order"]),
     )
-    _set_times(message, row)
+    set_times(message, row, _TIMES)
     return message
 
 
@@ -48,14 +46,5 @@ def goal_to_proto(
     )
     if row.get("description") is not None:
         message.description = row["description"]
-    _set_times(message, row)
+    set_times(message, row, _TIMES)
     return message
-
-
-def _set_times(message: Any, row: Row) -> None:
-    for name in _TIMES:
-        value: datetime | None = row.get(name)
-        if value is not None:
-            stamp = Timestamp()
-            stamp.FromDatetime(value)
-            getattr(message, name).CopyFrom(stamp)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
 from psycopg import AsyncConnection
 
+from exocortex.core.rpc.timestamps import set_times
 from exocortex.proto.v1 import common_pb2
 
 Row = dict[str, Any]
@@ -134,14 +134,6 @@ async def find_active_root_by_hash(
     return await cur.fetchone()
 
 
-def _ts(value: datetime | None) -> Timestamp | None:
-    if value is None:
-        return None
-    stamp = Timestamp()
-    stamp.FromDatetime(value)
-    return stamp
-
-
 def to_proto(row: Row) -> common_pb2.Memory:
     metadata = row.get("metadata") or {}
     memory = common_pb2.Memory(
@@ -170,8 +162,5 @@ def to_proto(row: Row) -> common_pb2.Memory:
             setattr(memory, key, row[key])
     if row.get("chunk_index") is not None:
         memory.chunk_index = int(row["chunk_index"])
-    for key in ("created_at", "updated_at", "last_accessed_at", "expires_at"):
-        stamp = _ts(row.get(key))
-        if stamp is not None:
-            getattr(memory, key).CopyFrom(stamp)
+    set_times(memory, row, ("created_at", "updated_at", "last_accessed_at", "expires_at"))
     return memory

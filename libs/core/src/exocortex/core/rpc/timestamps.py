@@ -1,4 +1,4 @@
-"""datetime ↔ protobuf Timestamp for the servicers."""
+"""datetime ↔ protobuf Timestamp, for servicers and row → proto conversions."""
 
 from __future__ import annotations
 
