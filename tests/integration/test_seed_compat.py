@@ -41,6 +41,8 @@ async def test_import_reports_bad_items_without_failing_the_rest(
     assert body["imported"] == 1
     assert body["failed"] == 2
     assert len(body["errors"]) == 2
+    # Read-your-writes: the imported memory is searchable when the reply arrives.
+    assert body["indexed"] is True
     found = await api.post(
         "/api/memories/search", json={"query": "staging database", "namespace": namespace}
     )

@@ -79,6 +79,10 @@ class ImportItemResult(BaseModel):
 
 
 class ImportResponse(BaseModel):
+    indexed: bool = Field(
+        description="Every new memory was searchable before the reply (false: committed, "
+        "searchable shortly)."
+    )
     imported: int
     failed: int
     errors: list[str] = Field(description="The first ten error messages (seed field).")

@@ -147,7 +147,12 @@ async def import_memories(body: ImportRequest, backends: BackendsDep) -> dict[st
         for r in reply.results
     ]
     errors = [f"memories.{r.index}: {r.error}" for r in reply.results if r.error][:10]
+    # Read-your-writes, as for a single store: new memories are searchable before the reply
+    # (bounded wait). Merged or skipped items point at memories that were searchable already.
+    new_ids = [r.id for r in reply.results if r.dedup_action in ("created", "superseded")]
+    waits = await asyncio.gather(*(_await_version(backends, i, 1) for i in new_ids))
     return {
+        "indexed": all(waits),
         "imported": reply.imported,
         "failed": reply.failed,
         "errors": errors,
