@@ -9,6 +9,7 @@ co-retrievals, impressions) are published as an event after answering, never awa
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,7 +27,15 @@ from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.proto.v1 import retrieval_pb2
-from exocortex.retrieval import expansion, graph, metrics, neighbours, packing, scoring
+from exocortex.retrieval import (
+    bounds,
+    expansion,
+    graph,
+    metrics,
+    neighbours,
+    packing,
+    scoring,
+)
 from exocortex.retrieval.fusion import Fused, collapse_to_roots, rank_by_score, rrf
 from exocortex.retrieval.lru import LruCache, TtlCache
 from exocortex.retrieval.query_encoder import QueryEmbedder
@@ -44,6 +53,9 @@ MIN_TOKENS, MAX_TOKENS = 100, 100_000
 PACK_POOL = 50
 # Seeds for graph proximity: the best fused candidates before boosts.
 GRAPH_SEEDS = 20
+# Rows read before any bound is applied: at least the seeds (whose liveness the neighbours need)
+# and twice the page; the rest are read only if they can still reach the page.
+HEAD_MIN = GRAPH_SEEDS
 
 
 @dataclass
@@ -69,6 +81,23 @@ class SearchOutcome:
     linked: list[LinkedRow] = field(default_factory=list)
     total: int = 0
     expansion_terms: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _ScoreContext:
+    """What scoring a candidate needs beyond its row: fixed for the whole search."""
+
+    terms: list[str]
+    now: datetime
+    max_access: int
+    meta_wanted: bool
+    best_fused: float
+    best_keyword: float
+    flt: IndexFilter
+    # Results the page needs (offset included), and the candidates with a tag matching the
+    # query (None: not looked up), for the bound on unread candidates.
+    wanted: int
+    tagged: set[str] | None
 
 
 SearchListener = Callable[[retrieval_pb2.SearchRequest, SearchOutcome], None]
@@ -194,30 +223,46 @@ class SearchService:
         }
         first = rrf(lists, weights, cfg.rrf_k)
         ids = [f.memory_id for f in first]
-        # Hydration and the graph query are independent: run them on two connections at once.
-        # The graph sees every candidate; rows that turn out inactive are dropped below.
+        # RRF mode reads the best candidates' rows first and the rest only if they can still
+        # reach the page (see bounds); the legacy score has no such bound, so it reads them all.
+        head = ids[: max(HEAD_MIN, 2 * wanted)] if cfg.use_rrf else ids
+        terms = scoring.query_terms(query)
+        # Hydration, the graph query and the neighbours/tags lookup are independent: they run
+        # on their own connections at once. The graph sees every candidate.
         want_graph = cfg.graph_weight > 0 and bool(ids)
         near_cfg = neighbours.NeighbourSettings.from_settings(settings)
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
-        rows, proximity, (near, near_rows), max_access = await asyncio.gather(
-            self._hydrate(ids),
+        want_tags = cfg.use_rrf and cfg.tag_boost > 0 and bool(terms) and len(head) < len(ids)
+        rows, proximity, (near, tagged), max_access = await asyncio.gather(
+            self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
-            self._neighbours(namespace, ids, near_cfg) if want_near else _none(),
+            self._around(namespace, ids, terms, near_cfg, want_near, want_tags),
             self._namespace_max_access(namespace),
         )
-        rows.update(near_rows)
         now = datetime.now(UTC)
-        live = [i for i in ids if i in rows and _is_live(rows[i], now)]
-        proximity = {i: v for i, v in proximity.items() if i in rows}
+        dead = {i for i in head if i not in rows or not _is_live(rows[i], now)}
+        proximity = {i: v for i, v in proximity.items() if i not in dead}
 
         if proximity:
             # Ties in proximity keep the indexes' fused order (see rank_by_score).
             lists["graph"] = rank_by_score(proximity, ids)
         fused = {f.memory_id: f for f in rrf(lists, weights, cfg.rrf_k)}
-        if near:
-            live += self._add_neighbours(near, fused, rows, live, flt, near_cfg, now)
-        scored = self._score(
-            req, query, cfg, [fused[i] for i in live], rows, now, max_access, meta_wanted
+        found_by_index = [i for i in ids if i not in dead]
+        added = self._add_neighbours(near, fused, set(found_by_index), near_cfg) if near else []
+        pool = [fused[i] for i in found_by_index + added]
+        ctx = _ScoreContext(
+            terms=terms,
+            now=now,
+            max_access=max_access,
+            meta_wanted=meta_wanted,
+            best_fused=max((f.score for f in pool), default=0.0),
+            best_keyword=max((f.raw_scores.get("keyword", 0.0) for f in pool), default=0.0),
+            flt=flt,
+            wanted=wanted,
+            tagged=tagged,
+        )
+        scored, unread = await self._score_reachable(
+            req, cfg, ctx, [f.memory_id for f in pool], set(added), fused, rows
         )
         scored.sort(key=lambda s: (-s.score, s.row["id"]))
         page = scored[req.offset : req.offset + page_size]
@@ -231,7 +276,7 @@ class SearchService:
             results=page,
             degraded=degraded,
             mode="rrf" if cfg.use_rrf else "legacy",
-            total=len(scored),
+            total=len(scored) + unread,
             expansion_terms=expansion_terms,
         )
         if req.linked_limit:
@@ -251,47 +296,98 @@ class SearchService:
                 "graph", graph.proximity(conn, namespace, ids, ids[:GRAPH_SEEDS], query)
             )
 
-    async def _neighbours(
-        self, namespace: str, ids: list[str], cfg: neighbours.NeighbourSettings
-    ) -> tuple[dict[str, list[tuple[str, int]]], dict[str, Row]]:
-        """The top candidates' neighbours, and the rows of those that are not candidates
-        (read here, beside the candidates' own hydration, not after it)."""
+    async def _around(
+        self,
+        namespace: str,
+        ids: list[str],
+        terms: list[str],
+        cfg: neighbours.NeighbourSettings,
+        want_near: bool,
+        want_tags: bool,
+    ) -> tuple[dict[str, list[tuple[str, int]]], set[str] | None]:
+        """The top candidates' neighbours, then which candidates (neighbours included) have a
+        tag matching the query (None when not looked up: every candidate may have one)."""
+        if not want_near and not want_tags:
+            return {}, None
         async with self._pool.connection() as conn:
             started = time.perf_counter()
-            near = await neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
-            known = set(ids)
-            missing = list({i for found in near.values() for i, _ in found if i not in known})
-            rows = await memories.get_many(conn, missing) if missing else {}
+            near = (
+                await neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
+                if want_near
+                else {}
+            )
+            tagged: set[str] | None = None
+            if want_tags:
+                found = {i for pairs in near.values() for i, _ in pairs}
+                tagged = await bounds.tagged(conn, list(found.union(ids)), terms)
             metrics.SEARCH_DURATION.labels("neighbours").observe(time.perf_counter() - started)
-            return near, rows
+            return near, tagged
 
     @staticmethod
     def _add_neighbours(
         near: dict[str, list[tuple[str, int]]],
         fused: dict[str, Fused],
-        rows: dict[str, Row],
-        live: list[str],
-        flt: IndexFilter,
+        alive: set[str],
         cfg: neighbours.NeighbourSettings,
-        now: datetime,
     ) -> list[str]:
-        """Pass the live seeds' scores on to their neighbours (``neighbours``); the neighbours
-        the indexes did not find and that meet the filters are returned as new candidates."""
-        alive = set(live)
+        """Pass the live seeds' scores on to their neighbours (``neighbours``); returns the
+        neighbours the indexes did not find (new candidates, checked against the filters once
+        their rows are read)."""
         seed_scores = {i: fused[i].score for i in near if i in alive and i in fused}
-        bonus = neighbours.bonuses(near, seed_scores, cfg.weight)
         added: list[str] = []
-        for memory_id, value in bonus.items():
-            row = rows.get(memory_id)
+        for memory_id, value in neighbours.bonuses(near, seed_scores, cfg.weight).items():
             if memory_id not in alive:
-                if row is None or not neighbours.passes(row, flt, now):
-                    continue
                 added.append(memory_id)
-                alive.add(memory_id)
             entry = fused.setdefault(memory_id, Fused(memory_id))
             entry.score += value
             entry.raw_scores["neighbour"] = value
         return added
+
+    async def _score_reachable(
+        self,
+        req: retrieval_pb2.SearchRequest,
+        cfg: scoring.ScoringSettings,
+        ctx: _ScoreContext,
+        candidates: list[str],
+        neighbour_only: set[str],
+        fused: dict[str, Fused],
+        rows: dict[str, Row],
+    ) -> tuple[list[ScoredMemory], int]:
+        """Score the candidates whose rows are read; read more, best first, while an unread
+        candidate can still reach the page (all of them in legacy mode). Returns the scored
+        results and how many candidates were never read."""
+        asked = set(rows)
+        pending = [i for i in candidates if i not in rows]
+        ready = [i for i in candidates if i in rows]
+        scored: list[ScoredMemory] = []
+        while True:
+            usable = [
+                fused[i]
+                for i in ready
+                if i in rows
+                and (
+                    neighbours.passes(rows[i], ctx.flt, ctx.now)
+                    if i in neighbour_only
+                    else _is_live(rows[i], ctx.now)
+                )
+            ]
+            scored += self._score(req, cfg, usable, rows, ctx)
+            if not pending:
+                return scored, 0
+            floor = None
+            if cfg.use_rrf and len(scored) >= ctx.wanted:
+                floor = heapq.nlargest(ctx.wanted, (s.score for s in scored))[-1]
+            need = (
+                bounds.reachable(pending, fused, ctx.tagged, floor, ctx.best_fused, cfg)
+                if cfg.use_rrf
+                else pending
+            )
+            if not need:
+                return scored, len(pending)
+            rows.update(await self._hydrate(need))
+            asked.update(need)
+            ready = need
+            pending = [i for i in pending if i not in asked]
 
     async def _namespace_max_access(self, namespace: str) -> int:
         cached = self._max_access.get(namespace)
@@ -314,17 +410,12 @@ class SearchService:
     def _score(
         self,
         req: retrieval_pb2.SearchRequest,
-        query: str,
         cfg: scoring.ScoringSettings,
         fused: list[Fused],
         rows: dict[str, Row],
-        now: datetime,
-        max_access: int,
-        meta_wanted: bool,
+        ctx: _ScoreContext,
     ) -> list[ScoredMemory]:
-        terms = scoring.query_terms(query)
-        best_fused = max((f.score for f in fused), default=0.0)
-        best_keyword = max((f.raw_scores.get("keyword", 0.0) for f in fused), default=0.0)
+        best_fused, best_keyword = ctx.best_fused, ctx.best_keyword
         if req.HasField("min_score"):
             threshold = req.min_score
         else:
@@ -332,7 +423,9 @@ class SearchService:
         out: list[ScoredMemory] = []
         for entry in fused:
             row = rows[entry.memory_id]
-            sig = scoring.signals(row, now=now, terms=terms, max_access=max_access, cfg=cfg)
+            sig = scoring.signals(
+                row, now=ctx.now, terms=ctx.terms, max_access=ctx.max_access, cfg=cfg
+            )
             graph_score = entry.raw_scores.get("graph", 0.0)
             if cfg.use_rrf:
                 boost = scoring.boost_multiplier(sig, cfg)
@@ -346,7 +439,7 @@ class SearchService:
                     entry.raw_scores.get("vector", 0.0), keyword_norm, graph_score, sig, cfg
                 )
             penalize = (
-                cfg.metadata_mode == "penalize" and bool(row["is_metadata"]) and not meta_wanted
+                cfg.metadata_mode == "penalize" and bool(row["is_metadata"]) and not ctx.meta_wanted
             )
             factor = cfg.metadata_penalty if penalize else 1.0
             score *= factor
@@ -412,10 +505,6 @@ class SearchService:
 
 async def _nothing() -> dict[str, float]:
     return {}
-
-
-async def _none() -> tuple[dict[str, list[tuple[str, int]]], dict[str, Row]]:
-    return {}, {}
 
 
 def _is_live(row: Row, now: datetime) -> bool:

@@ -1,0 +1,113 @@
+"""The bound that lets search skip reading rows that cannot reach the page."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from exocortex.retrieval import bounds, scoring
+from exocortex.retrieval.fusion import Fused
+
+CFG = scoring.ScoringSettings()
+NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+
+def final_score(fused: float, sig: scoring.Signals, best_fused: float, penalised: bool) -> float:
+    """The RRF-mode score exactly as search computes it."""
+    score = fused * scoring.boost_multiplier(sig, CFG) + (
+        CFG.tag_boost * best_fused if sig.tag else 0.0
+    )
+    return score * (CFG.metadata_penalty if penalised else 1.0)
+
+
+def test_the_bound_holds_for_every_signal_at_its_extremes() -> None:
+    best = 0.033
+    for recency, frequency, usefulness, valence, tag, penalised in itertools.product(
+        (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (False, True)
+    ):
+        sig = scoring.Signals(recency, frequency, usefulness, valence, tag)
+        for fused in (0.0, 0.004, 0.0164, best):
+            assert (
+                final_score(fused, sig, best, penalised)
+                <= bounds.best_possible(fused, bool(tag), best, CFG) + 1e-12
+            )
+
+
+def test_the_bound_is_tight_for_a_fully_boosted_tagged_memory() -> None:
+    sig = scoring.Signals(1.0, 1.0, 1.0, 1.0, 1.0)
+    assert bounds.best_possible(0.01, True, 0.03, CFG) == pytest.approx(
+        final_score(0.01, sig, 0.03, penalised=False)
+    )
+
+
+def test_an_untagged_candidate_does_not_get_the_tag_bonus_in_its_bound() -> None:
+    assert bounds.best_possible(0.01, False, 0.03, CFG) < bounds.best_possible(
+        0.01, True, 0.03, CFG
+    )
+    assert bounds.best_possible(0.01, False, 0.03, CFG) == pytest.approx(0.01 * 1.4)
+
+
+def test_negative_fused_scores_are_never_skipped() -> None:
+    assert bounds.best_possible(-0.01, False, 0.03, CFG) == float("inf")
+
+
+def test_reachable_keeps_what_could_tie_or_beat_the_floor() -> None:
+    fused = {"a": Fused("a", 0.010), "b": Fused("b", 0.005), "c": Fused("c", 0.002)}
+    floor = 0.005 * bounds.max_boost(CFG)
+    assert bounds.reachable(["a", "b", "c"], fused, set(), floor, 0.03, CFG) == ["a", "b"]
+    # A matching tag adds its bonus to the bound.
+    assert bounds.reachable(["c"], fused, {"c"}, 0.005, 0.03, CFG) == ["c"]
+    assert bounds.reachable(["c"], fused, set(), 0.005, 0.03, CFG) == []
+    # Unknown tags: assume the bonus.
+    assert bounds.reachable(["c"], fused, None, 0.005, 0.03, CFG) == ["c"]
+    # A page that is not full yet needs every candidate.
+    assert bounds.reachable(["a", "b", "c"], fused, set(), None, 0.03, CFG) == ["a", "b", "c"]
+
+
+def _simulate(rng: random.Random) -> tuple[list[str], list[str]]:
+    """One random search: the page from reading only reachable rows, and from reading all."""
+    n, k = rng.randint(1, 120), rng.randint(1, 15)
+    fused = {f"m{i:03d}": Fused(f"m{i:03d}", rng.uniform(0.0, 0.033)) for i in range(n)}
+    best = max(f.score for f in fused.values())
+    scores: dict[str, float] = {}
+    tagged: set[str] = set()
+    for memory_id, entry in fused.items():
+        sig = scoring.Signals(
+            scoring.recency(NOW - timedelta(days=rng.uniform(0, 400)), NOW, rng.random(), 0.05),
+            rng.random() * rng.randint(0, 1),
+            rng.random() * rng.randint(0, 1),
+            rng.random(),
+            float(rng.random() < 0.1),
+        )
+        if sig.tag:
+            tagged.add(memory_id)
+        scores[memory_id] = final_score(entry.score, sig, best, penalised=rng.random() < 0.1)
+
+    def top(keys: list[str]) -> list[str]:
+        return sorted(keys, key=lambda i: (-scores[i], i))[:k]
+
+    order = sorted(fused, key=lambda i: (-fused[i].score, i))
+    read = order[: max(20, 2 * k)]
+    pending = order[len(read) :]
+    while pending:
+        floor = sorted((scores[i] for i in read), reverse=True)[k - 1] if len(read) >= k else None
+        need = bounds.reachable(pending, fused, tagged, floor, best, CFG)
+        if not need:
+            break
+        read += need
+        pending = [i for i in pending if i not in need]
+    return top(read), top(list(fused))
+
+
+def test_skipping_by_the_bound_never_changes_the_page() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        bounded, everything = _simulate(rng)
+        assert bounded == everything
+
+
+def test_tag_patterns_escape_like_wildcards() -> None:
+    assert bounds._like_pattern("50%_off") == "%50\\%\\_off%"
