@@ -66,3 +66,21 @@ def test_the_arrival_window_is_an_id_range_around_the_seed() -> None:
     assert low < inside < high
     assert not low <= outside <= high
     assert _id_window("not-a-ulid", timedelta(minutes=30)) is None
+    assert _id_window("!1JD3Z8Q6V0000000000000000", timedelta(minutes=1)) is None
+
+
+def test_the_window_matches_the_ulid_library() -> None:
+    import random
+
+    from ulid import ULID
+
+    from exocortex.retrieval.neighbours import _id_window
+
+    rng = random.Random(3)
+    for _ in range(500):
+        seed = ULID.from_timestamp(rng.uniform(0, 4_000_000_000))
+        gap = timedelta(milliseconds=rng.randint(0, 10_000_000))
+        span = int(gap.total_seconds() * 1000)
+        low = max(0, seed.milliseconds - span) << 80
+        high = ((seed.milliseconds + span + 1) << 80) - 1
+        assert _id_window(str(seed), gap) == (str(ULID.from_int(low)), str(ULID.from_int(high)))

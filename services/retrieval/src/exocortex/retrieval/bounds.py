@@ -16,6 +16,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from exocortex.core.db.arrays import TextArray
 from exocortex.retrieval.fusion import Fused
 from exocortex.retrieval.scoring import ScoringSettings
 
@@ -33,12 +34,23 @@ def max_boost(cfg: ScoringSettings) -> float:
     return 1.0 + sum(max(0.0, w) for w in weights)
 
 
+class BestPossible:
+    """An upper bound on the final RRF-mode score of a candidate, from its fused score and
+    whether it has a tag matching the query (the constants are worked out once a search)."""
+
+    def __init__(self, best_fused: float, cfg: ScoringSettings) -> None:
+        self._boost = max_boost(cfg)
+        self._tag = max(0.0, cfg.tag_boost) * best_fused
+        self._penalty = max(1.0, cfg.metadata_penalty)
+
+    def __call__(self, fused: float, tagged: bool) -> float:
+        if fused < 0:  # only with negative fusion weights; the bound below would not hold
+            return float("inf")
+        return (fused * self._boost + (self._tag if tagged else 0.0)) * self._penalty
+
+
 def best_possible(fused: float, tagged: bool, best_fused: float, cfg: ScoringSettings) -> float:
-    """An upper bound on the final RRF-mode score of a candidate with this fused score."""
-    if fused < 0:  # only with negative fusion weights; the bound below would not hold
-        return float("inf")
-    tag = max(0.0, cfg.tag_boost) * best_fused if tagged else 0.0
-    return (fused * max_boost(cfg) + tag) * max(1.0, cfg.metadata_penalty)
+    return BestPossible(best_fused, cfg)(fused, tagged)
 
 
 def reachable(
@@ -55,12 +67,8 @@ def reachable(
     A candidate that could tie the floor is kept, since ties are broken by id."""
     if page_floor is None:
         return list(unread)
-    return [
-        i
-        for i in unread
-        if best_possible(fused[i].score, tagged is None or i in tagged, best_fused, cfg)
-        >= page_floor
-    ]
+    bound = BestPossible(best_fused, cfg)
+    return [i for i in unread if bound(fused[i].score, tagged is None or i in tagged) >= page_floor]
 
 
 def _like_pattern(term: str) -> str:
@@ -73,6 +81,6 @@ async def tagged(conn: AsyncConnection[Row], ids: Sequence[str], terms: Sequence
     if not ids or not terms:
         return set()
     cur = await conn.execute(
-        _TAGGED_SQL, {"ids": list(ids), "patterns": [_like_pattern(t) for t in terms]}
+        _TAGGED_SQL, {"ids": TextArray(ids), "patterns": TextArray(map(_like_pattern, terms))}
     )
     return {row["memory_id"] for row in await cur.fetchall()}

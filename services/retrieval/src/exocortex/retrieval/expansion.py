@@ -22,6 +22,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from exocortex.core.db.arrays import TextArray
 from exocortex.core.domain.tags import alias_map
 
 Row = dict[str, Any]
@@ -109,7 +110,8 @@ async def entity_terms(conn: AsyncConnection[Row], namespace: str, query: str) -
     if not grams:
         return []
     cur = await conn.execute(
-        _ENTITY_TERMS, {"namespace": namespace, "phrases": grams, "related": RELATED_PER_ENTITY}
+        _ENTITY_TERMS,
+        {"namespace": namespace, "phrases": TextArray(grams), "related": RELATED_PER_ENTITY},
     )
     out: list[str] = []
     for row in await cur.fetchall():

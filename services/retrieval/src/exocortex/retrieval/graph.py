@@ -16,6 +16,8 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from exocortex.core.db.arrays import TextArray
+
 Row = dict[str, Any]
 
 _TOKEN = re.compile(r"[\w.+#-]+", re.UNICODE)
@@ -93,10 +95,10 @@ async def proximity(
     cur = await conn.execute(
         _PROXIMITY_SQL,
         {
-            "c": list(candidates),
-            "s": list(seeds),
+            "c": TextArray(candidates),
+            "s": TextArray(seeds),
             "ns": namespace,
-            "names": entity_names(query),
+            "names": TextArray(entity_names(query)),
         },
     )
     return {row["memory_id"]: float(row["score"]) for row in await cur.fetchall()}
@@ -105,7 +107,7 @@ async def proximity(
 async def linked(conn: AsyncConnection[Row], result_ids: Sequence[str], limit: int) -> list[Link]:
     if not result_ids or limit <= 0:
         return []
-    cur = await conn.execute(_LINKED_SQL, {"r": list(result_ids), "n": limit})
+    cur = await conn.execute(_LINKED_SQL, {"r": TextArray(result_ids), "n": limit})
     return [
         Link(
             memory_id=row["other"],

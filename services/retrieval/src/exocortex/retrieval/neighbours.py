@@ -22,8 +22,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection
-from ulid import ULID
 
+from exocortex.core.db.arrays import TextArray
 from exocortex.core.indexes.base import IndexFilter
 
 Row = dict[str, Any]
@@ -57,19 +57,43 @@ SELECT w.seed, n.id, n.side
       LIMIT %(window)s)
  ) n
 """
-_RANDOM_BITS = 80  # a ULID is a 48-bit millisecond timestamp, then 80 random bits
+# A ULID is 26 Crockford base-32 characters: 10 for a 48-bit millisecond timestamp, then 16
+# for 80 random bits. Ids of one millisecond sort between <time>000… and <time>ZZZ…, so a time
+# window is an id range. Worked out on the strings (twenty seeds a search, kept cheap).
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_DIGIT = {ch: i for i, ch in enumerate(_CROCKFORD)}
+_TIME_CHARS, _ULID_CHARS, _MAX_MILLIS = 10, 26, (1 << 48) - 1
+
+
+def _millis(ulid: str) -> int | None:
+    if len(ulid) != _ULID_CHARS:
+        return None
+    value = 0
+    for ch in ulid[:_TIME_CHARS]:
+        digit = _DIGIT.get(ch)
+        if digit is None:
+            return None
+        value = value * 32 + digit
+    return value if value <= _MAX_MILLIS else None
+
+
+def _time_prefix(millis: int) -> str:
+    chars = []
+    for _ in range(_TIME_CHARS):
+        chars.append(_CROCKFORD[millis & 31])
+        millis >>= 5
+    return "".join(reversed(chars))
 
 
 def _id_window(seed: str, gap: timedelta) -> tuple[str, str] | None:
     """The lowest and highest ULID stored within ``gap`` of ``seed`` (None: not a ULID)."""
-    try:
-        at = ULID.from_str(seed).milliseconds
-    except ValueError:
+    at = _millis(seed)
+    if at is None:
         return None
     span = int(gap.total_seconds() * 1000)
-    low = max(0, at - span) << _RANDOM_BITS
-    high = min((1 << 48) - 1, at + span + 1) << _RANDOM_BITS
-    return str(ULID.from_int(low)), str(ULID.from_int(high - 1))
+    low, high = max(0, at - span), min(_MAX_MILLIS, at + span)
+    random_chars = _ULID_CHARS - _TIME_CHARS
+    return _time_prefix(low) + "0" * random_chars, _time_prefix(high) + "Z" * random_chars
 
 
 def _float(s: Mapping[str, str], key: str, default: float) -> float:
@@ -108,9 +132,9 @@ async def around(
     cur = await conn.execute(
         _NEIGHBOURS_SQL,
         {
-            "seeds": list(windows),
-            "lows": [w[0] for w in windows.values()],
-            "highs": [w[1] for w in windows.values()],
+            "seeds": TextArray(windows),
+            "lows": TextArray(w[0] for w in windows.values()),
+            "highs": TextArray(w[1] for w in windows.values()),
             "ns": namespace,
             "window": cfg.window,
         },

@@ -10,6 +10,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from exocortex.core.db.arrays import TextArray
 from exocortex.core.rpc.timestamps import set_times
 from exocortex.proto.v1 import common_pb2
 
@@ -118,7 +119,7 @@ async def get_many(
     if not ids:
         return {}
     select = SELECT_MEMORY_WITH_EMBEDDING if with_embedding else SELECT_MEMORY
-    cur = await conn.execute(f"{select} WHERE m.id = ANY(%s)", (list(ids),))
+    cur = await conn.execute(f"{select} WHERE m.id = ANY(%s)", (TextArray(ids),))
     return {row["id"]: row for row in await cur.fetchall()}
 
 
