@@ -36,4 +36,5 @@ async def test_every_string_round_trips(database_url: str) -> None:
 async def test_an_empty_array(database_url: str) -> None:
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
         row = await (await conn.execute("SELECT cardinality(%s) AS n", (TextArray(),))).fetchone()
-        assert row is not None and row[0] == 0
+        assert row is not None
+        assert row[0] == 0
