@@ -1,12 +1,18 @@
 from __future__ import annotations
 
-from prometheus_client import Gauge, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 SEARCH_DURATION = Histogram(
     "exo_retrieval_search_duration_seconds",
     "Search latency by stage",
     ["stage"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1),
+)
+# Rows read against candidates ranked: how much the bound on unread candidates saves (bounds.py).
+SEARCH_ROWS = Counter(
+    "exo_retrieval_search_rows_total",
+    "Search candidates ranked (kind=candidate) and rows read from Postgres for them (kind=read)",
+    ["kind"],
 )
 TIME_TO_SEARCHABLE = Histogram(
     "exo_retrieval_time_to_searchable_seconds",

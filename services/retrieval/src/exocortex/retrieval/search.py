@@ -264,6 +264,8 @@ class SearchService:
         scored, unread = await self._score_reachable(
             req, cfg, ctx, [f.memory_id for f in pool], set(added), fused, rows
         )
+        metrics.SEARCH_ROWS.labels("candidate").inc(len(pool))
+        metrics.SEARCH_ROWS.labels("read").inc(len(pool) - unread)
         scored.sort(key=lambda s: (-s.score, s.row["id"]))
         page = scored[req.offset : req.offset + page_size]
         if req.max_tokens:
