@@ -34,11 +34,11 @@ class RetrievalSettings(GrpcServiceSettings):
     query_encoder: Literal["local", "remote"] = Field(
         default="local", validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER")
     )
-    # One thread: a second one saves well under a millisecond on a short query but burns a
-    # whole core meanwhile (measured at 100k: 34 vs 28.5 ms of retrieval CPU a search), which
-    # the rest of the search and concurrent searches need.
+    # Two threads: measured at 100k in alternating runs, a second thread shortens the query's
+    # embedding (11.8 vs 13.6-15.3 ms) although it costs retrieval about 5 ms more CPU a search;
+    # set 1 where many searches run at once.
     query_encoder_threads: int = Field(
-        default=1, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_THREADS")
+        default=2, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_THREADS")
     )
     # The embedding service's model and ONNX cache, read from the same variables it reads.
     embedding_model_path: Path | None = Field(
