@@ -21,7 +21,10 @@ VERBS = ["failed after", "was slow during", "was fixed by", "needs review for", 
 OBJECTS = ["the migration", "the release", "the outage", "the audit", "the rollout"]
 # Every note names the database migration, so every memory is found by both indexes and the
 # fused scores fall off smoothly, as in a large namespace on one subject.
-QUERIES = ("database migration outage", "database migration rollout", "migration audit")
+# The last query has more words than search looks up tags for (it then assumes every unread
+# candidate may carry a matching tag).
+LONG = "database migration outage " + " ".join(f"detail{i}" for i in range(40))
+QUERIES = ("database migration outage", "database migration rollout", "migration audit", LONG)
 TAG = "migration-log"
 OLD = "UPDATE memories SET created_at = now() - interval '400 days', useful_count = 0"
 

@@ -56,6 +56,7 @@ GRAPH_SEEDS = 20
 # Rows read before any bound is applied: at least the seeds (whose liveness the neighbours need)
 # and twice the page; the rest are read only if they can still reach the page.
 HEAD_MIN = GRAPH_SEEDS
+MAX_TAG_TERMS = 32
 
 
 @dataclass
@@ -232,7 +233,14 @@ class SearchService:
         want_graph = cfg.graph_weight > 0 and bool(ids)
         near_cfg = neighbours.NeighbourSettings.from_settings(settings)
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
-        want_tags = cfg.use_rrf and cfg.tag_boost > 0 and bool(terms) and len(head) < len(ids)
+        # The tag lookup only sharpens the bound; a very long query skips it (every unread
+        # candidate is then assumed to match a tag) rather than run hundreds of LIKE patterns.
+        want_tags = (
+            cfg.use_rrf
+            and cfg.tag_boost > 0
+            and 0 < len(terms) <= MAX_TAG_TERMS
+            and len(head) < len(ids)
+        )
         rows, proximity, (near, tagged), max_access = await asyncio.gather(
             self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
