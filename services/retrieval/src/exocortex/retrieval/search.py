@@ -366,7 +366,6 @@ class SearchService:
         """Score the candidates whose rows are read; read more, best first, while an unread
         candidate can still reach the page (all of them in legacy mode). Returns the scored
         results and how many candidates were never read."""
-        asked = set(rows)
         pending = [i for i in candidates if i not in rows]
         ready = [i for i in candidates if i in rows]
         scored: list[ScoredMemory] = []
@@ -395,8 +394,7 @@ class SearchService:
             if not need:
                 return scored, len(pending)
             rows.update(await self._hydrate(need))
-            asked.update(need)
-            ready = need
+            ready, asked = need, set(need)
             pending = [i for i in pending if i not in asked]
 
     async def _namespace_max_access(self, namespace: str) -> int:
