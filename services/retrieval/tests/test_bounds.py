@@ -32,26 +32,25 @@ def test_the_bound_holds_for_every_signal_at_its_extremes() -> None:
         for fused in (0.0, 0.004, 0.0164, best):
             assert (
                 final_score(fused, sig, best, penalised)
-                <= bounds.best_possible(fused, bool(tag), best, CFG) + 1e-12
+                <= bounds.BestPossible(best, CFG)(fused, bool(tag)) + 1e-12
             )
 
 
 def test_the_bound_is_tight_for_a_fully_boosted_tagged_memory() -> None:
     sig = scoring.Signals(1.0, 1.0, 1.0, 1.0, 1.0)
-    assert bounds.best_possible(0.01, True, 0.03, CFG) == pytest.approx(
+    assert bounds.BestPossible(0.03, CFG)(0.01, True) == pytest.approx(
         final_score(0.01, sig, 0.03, penalised=False)
     )
 
 
 def test_an_untagged_candidate_does_not_get_the_tag_bonus_in_its_bound() -> None:
-    assert bounds.best_possible(0.01, False, 0.03, CFG) < bounds.best_possible(
-        0.01, True, 0.03, CFG
-    )
-    assert bounds.best_possible(0.01, False, 0.03, CFG) == pytest.approx(0.01 * 1.4)
+    bound = bounds.BestPossible(0.03, CFG)
+    assert bound(0.01, False) < bound(0.01, True)
+    assert bound(0.01, False) == pytest.approx(0.01 * 1.4)
 
 
 def test_negative_fused_scores_are_never_skipped() -> None:
-    assert bounds.best_possible(-0.01, False, 0.03, CFG) == float("inf")
+    assert bounds.BestPossible(0.03, CFG)(-0.01, False) == float("inf")
 
 
 def test_reachable_keeps_what_could_tie_or_beat_the_floor() -> None:

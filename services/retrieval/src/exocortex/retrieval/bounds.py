@@ -49,10 +49,6 @@ class BestPossible:
         return (fused * self._boost + (self._tag if tagged else 0.0)) * self._penalty
 
 
-def best_possible(fused: float, tagged: bool, best_fused: float, cfg: ScoringSettings) -> float:
-    return BestPossible(best_fused, cfg)(fused, tagged)
-
-
 def reachable(
     unread: Iterable[str],
     fused: Mapping[str, Fused],
