@@ -99,6 +99,12 @@ async def _await_version(backends: BackendsDep, memory_id: str, version: int) ->
     return bool(reply.indexed)
 
 
+async def _await_new(backends: BackendsDep, memory_ids: list[str]) -> bool:
+    """Read-your-writes for a bulk write: wait (bounded) until every new memory is searchable."""
+    waits = await asyncio.gather(*(_await_version(backends, i, 1) for i in memory_ids))
+    return all(waits)
+
+
 def _stored(stored: ingest_pb2.StoreMemoryResponse, indexed: bool) -> dict[str, Any]:
     out = convert.memory(stored.memory)
     out["dedup_action"] = stored.dedup_action
@@ -150,9 +156,9 @@ async def import_memories(body: ImportRequest, backends: BackendsDep) -> dict[st
     # Read-your-writes, as for a single store: new memories are searchable before the reply
     # (bounded wait). Merged or skipped items point at memories that were searchable already.
     new_ids = [r.id for r in reply.results if r.dedup_action in ("created", "superseded")]
-    waits = await asyncio.gather(*(_await_version(backends, i, 1) for i in new_ids))
+    indexed = await _await_new(backends, new_ids)
     return {
-        "indexed": all(waits),
+        "indexed": indexed,
         "imported": reply.imported,
         "failed": reply.failed,
         "errors": errors,
@@ -201,10 +207,9 @@ async def ingest_markdown(body: IngestRequest, backends: BackendsDep) -> dict[st
         request, timeout=max(backends.settings.rpc_timeout_seconds, 300.0)
     )
     # Read-your-writes, as for a single store: an agent ingests a file, then searches it.
-    ids = [i for f in reply.files for i in f.memory_ids]
-    waits = await asyncio.gather(*(_await_version(backends, i, 1) for i in ids))
+    indexed = await _await_new(backends, [i for f in reply.files for i in f.memory_ids])
     return {
-        "indexed": all(waits),
+        "indexed": indexed,
         "files": [
             {
                 "path": f.source_uri,
