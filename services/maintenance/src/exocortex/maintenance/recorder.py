@@ -22,6 +22,7 @@ import psycopg
 from nats.aio.msg import Msg
 from psycopg_pool import AsyncConnectionPool
 
+from exocortex.core.db.arrays import TextArray
 from exocortex.core.logging import get_logger
 from exocortex.proto.v1 import events_pb2
 
@@ -131,18 +132,18 @@ class SearchRecorder:
                 await conn.execute(
                     _ACCESS_SQL,
                     {
-                        "ids": ids,
+                        "ids": TextArray(ids),
                         "counts": [batch.access_counts[i] for i in ids],
                         "ats": [batch.last_access[i] for i in ids],
-                        "log_ids": [e[0] for e in batch.access_log],
-                        "log_queries": [e[1] for e in batch.access_log],
+                        "log_ids": TextArray(e[0] for e in batch.access_log),
+                        "log_queries": TextArray(e[1] for e in batch.access_log),
                         "log_ats": [e[2] for e in batch.access_log],
                     },
                 )
             if batch.impressions:
                 await conn.execute(
                     _IMPRESSION_SQL,
-                    {"ids": list(batch.impressions), "ats": list(batch.impressions.values())},
+                    {"ids": TextArray(batch.impressions), "ats": list(batch.impressions.values())},
                 )
             async with conn.cursor() as cur:
                 if batch.misses:
