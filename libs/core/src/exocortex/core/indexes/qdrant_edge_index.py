@@ -50,6 +50,11 @@ _SCHEMA_TYPES: dict[str, Any] = {
 
 # ~13k vectors of 384 float32 per segment: HNSW build per optimizer run stays at a few seconds.
 _MAX_SEGMENT_KB = 20_000
+# A segment gets its HNSW graph once it holds this much vector data (~1,000 vectors of 384
+# float32). The engine's own default leaves up to a whole segment (~13k vectors) searched by
+# brute force for good: measured at 100k, 7k such points (left by re-upserted memories) doubled
+# the vector search, 4.7 -> 2.5 ms once indexed. Matches optimize_when_idle's 1,000 points.
+DEFAULT_INDEXING_THRESHOLD_KB = 1_500
 
 
 def _condition(cond: Condition) -> Any:
@@ -84,7 +89,7 @@ class QdrantEdgeVectorIndex:
         optimize_threshold: int = 8_000,
         idle_seconds: float = 3.0,
         force_threshold: int = 60_000,
-        indexing_threshold_kb: int | None = None,
+        indexing_threshold_kb: int = DEFAULT_INDEXING_THRESHOLD_KB,
     ) -> None:
         self._path = path
         self._dim = dim
@@ -93,9 +98,13 @@ class QdrantEdgeVectorIndex:
         self._force_threshold = force_threshold
         self._last_search = 0.0
         self._indexing_threshold_kb = indexing_threshold_kb
-        # Points the engine chose not to index (small segments stay brute force) must not
-        # trigger an optimize on every check: only growth since the last run does.
-        self._left_unindexed = 0
+        # Points written since the optimizer last ran. Counted here because the engine's own
+        # figures cannot tell: its indexed count keeps replaced points' old versions, so after
+        # updates it can exceed the live points while thousands sit unindexed. Until the first
+        # run after opening, what a previous process left is unknown: one run (a no-op when
+        # there is nothing to index) settles it.
+        self._written = 0
+        self._ran_since_open = False
         # Writes, flush and optimize are serialised; searches run concurrently with them.
         self._write_lock = threading.Lock()
         self._closed = False
@@ -135,6 +144,7 @@ class QdrantEdgeVectorIndex:
         with self._write_lock:
             if points:
                 self._shard.update(qe.UpdateOperation.upsert_points(points))
+                self._written += len(points)
             if drop:
                 self._shard.update(qe.UpdateOperation.delete_points(drop))
 
@@ -183,26 +193,28 @@ class QdrantEdgeVectorIndex:
             if self._should_optimize(self._optimize_threshold):
                 self._run_optimizer()
 
-    def _run_optimizer(self) -> None:
-        self._shard.optimize()
+    def _run_optimizer(self) -> bool:
+        """Run the engine's optimizer; True if it changed anything."""
+        changed = bool(self._shard.optimize())
         self._shard.flush()
-        self._left_unindexed = self._pending()
+        self._written = 0
+        self._ran_since_open = True
+        return changed
 
     def _pending(self) -> int:
-        info = self._shard.info()
-        return int(info.points_count - info.indexed_vectors_count)
+        return self._written
 
     def idle(self) -> bool:
         return time.monotonic() - self._last_search >= self._idle_seconds
 
     def _should_optimize(self, threshold: int) -> bool:
-        pending = self._pending() - self._left_unindexed
-        if pending >= self._force_threshold:
+        if self._written >= self._force_threshold:
             return True
-        return pending >= threshold and self.idle()
+        return self.idle() and (not self._ran_since_open or self._written >= threshold)
 
     async def optimize_when_idle(self, threshold: int = 1_000) -> bool:
-        """Index what piled up while searches were busy, once they pause. True if it ran."""
+        """Index what piled up while searches were busy, once they pause. True if that
+        changed the index."""
         if self._closed or not self.idle():
             return False
         return await asyncio.to_thread(self._optimize_when_idle, threshold)
@@ -211,8 +223,7 @@ class QdrantEdgeVectorIndex:
         with self._write_lock:
             if self._closed or not self._should_optimize(threshold):
                 return False
-            self._run_optimizer()
-            return True
+            return self._run_optimizer()
 
     async def optimize(self) -> bool:
         """Index and compact every segment now (e.g. after a bulk rebuild, before serving)."""
@@ -220,10 +231,7 @@ class QdrantEdgeVectorIndex:
 
     def _optimize(self) -> bool:
         with self._write_lock:
-            changed = bool(self._shard.optimize())
-            self._shard.flush()
-            self._left_unindexed = self._pending()
-            return changed
+            return self._run_optimizer()
 
     async def close(self) -> None:
         if self._closed:
