@@ -16,9 +16,11 @@ import pytest
 from exocortex.cli.stack import Stack
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.rpc.client import open_channel
+from exocortex.retrieval import query_encoder
 from exocortex.retrieval.query_encoder import (
     LocalQueryEncoder,
     Mode,
+    Precision,
     QueryEmbedder,
     open_query_embedder,
 )
@@ -48,7 +50,11 @@ def cache_dir(exo_stack: Stack) -> Path:
 
 
 async def _open(
-    mode: Mode, remote: EmbeddingClient, cache_dir: Path, fingerprint: str | None = None
+    mode: Mode,
+    remote: EmbeddingClient,
+    cache_dir: Path,
+    fingerprint: str | None = None,
+    precision: Precision = "float32",
 ) -> QueryEmbedder:
     """``open_query_embedder`` as retrieval calls it; the service's fingerprint by default."""
     return await open_query_embedder(
@@ -58,6 +64,7 @@ async def _open(
         model_path=None,
         cache_dir=cache_dir,
         threads=1,
+        precision=precision,
     )
 
 
@@ -89,6 +96,71 @@ async def test_local_vectors_are_the_embedding_services(
             assert a.shape == b.shape == (info.dimensions,)
             np.testing.assert_allclose(a, b, atol=1e-5)
             assert float(np.dot(a, b)) > 0.99999
+    finally:
+        local.close()
+
+
+async def test_the_8bit_copy_is_close_to_the_services_vectors(
+    remote: EmbeddingClient, cache_dir: Path, tmp_path: Path
+) -> None:
+    """The default: an 8-bit copy written beside the service's export on first use, close to
+    (not equal to) the service's vectors, and ranking passages as the full model does."""
+    export = cache_dir / f"{(await remote.model_info()).fingerprint}.onnx"
+    private = tmp_path / "models"
+    private.mkdir()
+    (private / export.name).write_bytes(export.read_bytes())
+    local = await _open("local", remote, private, precision="int8")
+    assert isinstance(local, LocalQueryEncoder)
+    try:
+        assert (private / export.name.replace(".onnx", ".int8.onnx")).is_file()
+        mine = await local.embed(TEXTS, query=True)
+        theirs = await remote.embed(TEXTS, query=True)
+        agreement = [float(np.dot(a, b)) for a, b in zip(mine, theirs, strict=True)]
+        assert min(agreement) > 0.95, agreement
+        assert max(agreement) < 0.99999, "the copy is not quantized"
+        passages = await remote.embed(
+            [
+                "We rotate the database credentials every ninety days.",
+                "The office plants are watered on Mondays.",
+                "Deploys are frozen during the last week of the quarter.",
+            ]
+        )
+        [query] = await local.embed(["how often are DB passwords changed"], query=True)
+        assert int(np.argmax([float(np.dot(query, p)) for p in passages])) == 0
+    finally:
+        local.close()
+
+
+async def test_an_8bit_copy_that_strays_falls_back_to_the_full_model(
+    remote: EmbeddingClient, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(query_encoder.AGREEMENT, "int8", 1.01)  # no 8-bit copy can pass
+    local = await _open("local", remote, cache_dir, precision="int8")
+    assert isinstance(local, LocalQueryEncoder)
+    try:
+        [mine] = await local.embed([TEXTS[0]], query=True)
+        [theirs] = await remote.embed([TEXTS[0]], query=True)
+        assert float(np.dot(mine, theirs)) > 0.99999  # the full model's vector
+    finally:
+        local.close()
+
+
+async def test_a_damaged_8bit_copy_is_written_again(
+    remote: EmbeddingClient, cache_dir: Path, tmp_path: Path
+) -> None:
+    export = cache_dir / f"{(await remote.model_info()).fingerprint}.onnx"
+    private = tmp_path / "models"
+    private.mkdir()
+    (private / export.name).write_bytes(export.read_bytes())
+    copy = private / export.name.replace(".onnx", ".int8.onnx")
+    copy.write_bytes(b"not a model")
+    local = await _open("local", remote, private, precision="int8")
+    assert isinstance(local, LocalQueryEncoder)
+    try:
+        assert copy.stat().st_size > 1_000_000
+        [mine] = await local.embed([TEXTS[0]], query=True)
+        [theirs] = await remote.embed([TEXTS[0]], query=True)
+        assert 0.95 < float(np.dot(mine, theirs)) < 0.99999
     finally:
         local.close()
 

@@ -120,6 +120,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             model_path=settings.embedding_model_path,
             cache_dir=settings.embedding_cache_dir or settings.data_dir / "models",
             threads=settings.query_encoder_threads,
+            precision=settings.query_encoder_precision,
         )
         if isinstance(query_embedder, LocalQueryEncoder):
             stack.callback(query_embedder.close)

@@ -34,11 +34,16 @@ class RetrievalSettings(GrpcServiceSettings):
     query_encoder: Literal["local", "remote"] = Field(
         default="local", validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER")
     )
-    # Two threads: measured at 100k in alternating runs, a second thread shortens the query's
-    # embedding (11.8 vs 13.6-15.3 ms) although it costs retrieval about 5 ms more CPU a search;
-    # set 1 where many searches run at once.
+    # int8: the local copy runs 8-bit weights, about half the CPU of the full model on a short
+    # query at the same recall (see query_encoder); float32: the service's exact vectors.
+    query_encoder_precision: Literal["int8", "float32"] = Field(
+        default="int8", validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_PRECISION")
+    )
+    # One thread: with the 8-bit copy a second thread no longer shortens a short query's
+    # embedding, and its hand-offs cost CPU the concurrent index searches need (alternating
+    # runs at 100k: p50/p95 32/42 ms with 1 thread, 35/46-50 ms with 2).
     query_encoder_threads: int = Field(
-        default=2, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_THREADS")
+        default=1, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_THREADS")
     )
     # The embedding service's model and ONNX cache, read from the same variables it reads.
     embedding_model_path: Path | None = Field(

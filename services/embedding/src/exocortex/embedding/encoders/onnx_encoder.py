@@ -44,9 +44,12 @@ class OnnxEncoder:
         cache_dir: Path,
         export: bool = True,
         fingerprint: str | None = None,
+        int8: bool = False,
     ) -> None:
         """With ``export=False`` only an existing export is used (FileNotFoundError otherwise):
-        a process without torch, or one that must not race the embedding service's export."""
+        a process without torch, or one that must not race the embedding service's export.
+        With ``int8`` the weights are an 8-bit copy of that export (see quantize_int8): about
+        twice as fast on one short text, and close to, not equal to, the full model's vectors."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -66,22 +69,35 @@ class OnnxEncoder:
         # Spinning threads burn the cores the rest of the stack needs and stall when those
         # cores are taken; blocking threads cost a little on an idle machine and win on a busy one.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        quantized = cache_dir / f"{fingerprint}.int8.onnx"
+        if int8 and not quantized.is_file():
+            quantize_int8(onnx_path, quantized)
+        model_file = quantized if int8 else onnx_path
         try:
             self._session = ort.InferenceSession(
-                str(onnx_path), options, providers=["CPUExecutionProvider"]
+                str(model_file), options, providers=["CPUExecutionProvider"]
             )
-        except Exception as exc:  # a damaged cache file: export again, once
-            if not export:
+        except Exception as exc:  # a damaged cache file: make it again, once
+            if int8:
+                log.warning("cached 8-bit model unreadable; quantizing again", error=str(exc))
+                quantize_int8(onnx_path, quantized)
+            elif export:
+                log.warning("cached onnx model unreadable; exporting again", error=str(exc))
+                export_onnx(path, onnx_path)
+            else:
                 raise
-            log.warning("cached onnx model unreadable; exporting again", error=str(exc))
-            export_onnx(path, onnx_path)
             self._session = ort.InferenceSession(
-                str(onnx_path), options, providers=["CPUExecutionProvider"]
+                str(model_file), options, providers=["CPUExecutionProvider"]
             )
         self._inputs = {i.name for i in self._session.get_inputs()}
         dims = int(self._session.get_outputs()[0].shape[-1])
         self.info = ModelInfo(name=model_name(path), dimensions=dims, fingerprint=fingerprint)
-        log.info("onnx encoder ready", model=str(onnx_path), threads=options.intra_op_num_threads)
+        log.info(
+            "onnx encoder ready",
+            model=str(model_file),
+            threads=options.intra_op_num_threads,
+            int8=int8,
+        )
 
     def encode(self, texts: list[str]) -> list[Vector]:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -156,6 +172,31 @@ def export_onnx(model_dir: Path, target: Path) -> None:
                 dynamo=False,
             )
         _check_export(model, tmp, names)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def quantize_int8(source: Path, target: Path) -> None:
+    """An 8-bit copy of an ONNX export at `target` (atomic, like the export). Only the matrix
+    multiplications are quantized, per output channel, with weights fixed and activations
+    scaled per call (dynamic): the scheme that keeps a sentence embedding closest to the full
+    model's. Needs ONNX Runtime and onnx, not torch."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    log.info("writing an 8-bit copy of the model (once per model)", target=str(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        quantize_dynamic(
+            source,
+            tmp,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
