@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from exocortex.retrieval import bounds, neighbours
 from exocortex.testing.rest import search, store
 
 QUESTION = "Did you finally try the new ramen place on Fifth Street?"
@@ -76,3 +77,25 @@ async def test_an_import_keeps_its_items_in_order(api: httpx.AsyncClient, namesp
     ids = [r["id"] for r in reply.json()["results"]]
     assert all(ids)
     assert ids == sorted(ids)
+
+
+async def test_the_neighbours_query_flags_tags_as_the_tag_lookup_does(
+    api: httpx.AsyncClient, namespace: str, stack_db: Any
+) -> None:
+    """Search learns which neighbours carry a tag matching the query from the neighbours query
+    itself (the bound on unread candidates needs it); it must agree with bounds.tagged."""
+    tags = [["ramen-trip"], ["Ramen"], ["food"], [], ["fifty-off"], ["street-food", "misc"]]
+    ids = []
+    for i, tag_list in enumerate(tags):
+        ids.append(await store(api, namespace, f"Turn {i} of the lunch chat.", tags=tag_list))
+    terms = ["ramen", "street", "50%_off"]
+    cfg = neighbours.NeighbourSettings(weight=0.3, window=10)
+    seeds = [ids[2]]
+    hood = await neighbours.around(stack_db, namespace, seeds, cfg, terms)
+    found = {i for pairs in hood.found.values() for i, _ in pairs}
+    assert found == set(ids) - set(seeds)
+    assert hood.tagged == await bounds.tagged(stack_db, sorted(found), terms)
+    assert hood.tagged == {ids[0], ids[1], ids[5]}
+    # Not asked: not looked up.
+    assert (await neighbours.around(stack_db, namespace, seeds, cfg)).tagged is None
+    assert (await neighbours.around(stack_db, namespace, seeds, cfg, [])).tagged == set()

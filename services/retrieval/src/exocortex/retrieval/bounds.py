@@ -72,11 +72,14 @@ def _like_pattern(term: str) -> str:
     return f"%{escaped}%"
 
 
+def like_patterns(terms: Iterable[str]) -> TextArray:
+    """The query's terms as LIKE patterns for ``lower(tag) LIKE ANY(...)`` (a substring test)."""
+    return TextArray(map(_like_pattern, terms))
+
+
 async def tagged(conn: AsyncConnection[Row], ids: Sequence[str], terms: Sequence[str]) -> set[str]:
     """The candidates with a tag containing one of the query's terms (the tag bonus's test)."""
     if not ids or not terms:
         return set()
-    cur = await conn.execute(
-        _TAGGED_SQL, {"ids": TextArray(ids), "patterns": TextArray(map(_like_pattern, terms))}
-    )
+    cur = await conn.execute(_TAGGED_SQL, {"ids": TextArray(ids), "patterns": like_patterns(terms)})
     return {row["memory_id"] for row in await cur.fetchall()}

@@ -241,12 +241,18 @@ class SearchService:
             and 0 < len(terms) <= MAX_TAG_TERMS
             and len(head) < len(ids)
         )
-        rows, proximity, (near, tagged), max_access = await asyncio.gather(
+        rows, proximity, hood, tagged, max_access = await asyncio.gather(
             self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
-            self._around(namespace, ids, terms, near_cfg, want_near, want_tags),
+            self._around(namespace, ids, near_cfg, terms if want_tags else None)
+            if want_near
+            else _no_neighbours(),
+            self._tagged(ids, terms) if want_tags else _unknown(),
             self._namespace_max_access(namespace),
         )
+        near = hood.found
+        if tagged is not None and hood.tagged is not None:
+            tagged |= hood.tagged
         now = datetime.now(UTC)
         dead = {i for i in head if i not in rows or not _is_live(rows[i], now)}
         proximity = {i: v for i, v in proximity.items() if i not in dead}
@@ -310,28 +316,20 @@ class SearchService:
         self,
         namespace: str,
         ids: list[str],
-        terms: list[str],
         cfg: neighbours.NeighbourSettings,
-        want_near: bool,
-        want_tags: bool,
-    ) -> tuple[dict[str, list[tuple[str, int]]], set[str] | None]:
-        """The top candidates' neighbours, then which candidates (neighbours included) have a
-        tag matching the query (None when not looked up: every candidate may have one)."""
-        if not want_near and not want_tags:
-            return {}, None
+        tag_terms: list[str] | None,
+    ) -> neighbours.Neighbourhood:
+        """The top candidates' neighbours, and which of them have a tag matching the query."""
         async with self._pool.connection() as conn:
-            started = time.perf_counter()
-            near = (
-                await neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
-                if want_near
-                else {}
+            return await _timed(
+                "neighbours", neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg, tag_terms)
             )
-            tagged: set[str] | None = None
-            if want_tags:
-                found = {i for pairs in near.values() for i, _ in pairs}
-                tagged = await bounds.tagged(conn, list(found.union(ids)), terms)
-            metrics.SEARCH_DURATION.labels("neighbours").observe(time.perf_counter() - started)
-            return near, tagged
+
+    async def _tagged(self, ids: list[str], terms: list[str]) -> set[str] | None:
+        """The candidates with a tag matching the query, for the bound on unread candidates.
+        Runs beside the neighbours query, which answers the same for the neighbours."""
+        async with self._pool.connection() as conn:
+            return await _timed("tags", bounds.tagged(conn, ids, terms))
 
     @staticmethod
     def _add_neighbours(
@@ -513,6 +511,14 @@ class SearchService:
 
 async def _nothing() -> dict[str, float]:
     return {}
+
+
+async def _no_neighbours() -> neighbours.Neighbourhood:
+    return neighbours.Neighbourhood({})
+
+
+async def _unknown() -> set[str] | None:
+    return None
 
 
 def _is_live(row: Row, now: datetime) -> bool:
