@@ -40,6 +40,10 @@ AGREEMENT: dict[Precision, float] = {"float32": 0.9999, "int8": 0.98}
 PROBE = "Why did the team move the payment queue after Tuesday's outage?"
 
 
+class NotUsable(Exception):
+    """The local model is not the service's, or cannot run here at any precision."""
+
+
 class QueryEmbedder(Protocol):
     async def embed(self, texts: list[str], *, query: bool = False) -> list[Vector]:
         """Unit-length vectors, one per text, in order."""
@@ -84,10 +88,10 @@ def _load(
     path = model_path or bundled_model_path()
     local = fingerprint_model(path)
     if local != fingerprint:
-        raise ValueError(f"model fingerprint {local} differs from the service's {fingerprint}")
+        raise NotUsable(f"model fingerprint {local} differs from the service's {fingerprint}")
     pipeline = read_pipeline(path)
     if pipeline is None:
-        raise ValueError("the model is not supported by the onnx backend")
+        raise NotUsable("the model is not supported by the onnx backend")
     return OnnxEncoder(
         path,
         pipeline,
@@ -120,10 +124,10 @@ async def open_query_embedder(
     if mode == "remote":
         log.info("query encoder: the embedding service (remote)")
         return remote
-    local = await _open_local(remote, fingerprint, model_path, cache_dir, threads, precision)
-    if local is None and precision == "int8":
+    local, retry = await _open_local(remote, fingerprint, model_path, cache_dir, threads, precision)
+    if local is None and retry and precision == "int8":
         log.warning("query encoder: trying the full-precision model instead of the 8-bit copy")
-        local = await _open_local(remote, fingerprint, model_path, cache_dir, threads, "float32")
+        local, _ = await _open_local(remote, fingerprint, model_path, cache_dir, threads, "float32")
     return local or remote
 
 
@@ -134,7 +138,9 @@ async def _open_local(
     cache_dir: Path,
     threads: int,
     precision: Precision,
-) -> LocalQueryEncoder | None:
+) -> tuple[LocalQueryEncoder | None, bool]:
+    """The local encoder, or None and whether another precision could still work (not when the
+    package, the export or the model itself is missing or different)."""
     try:
         encoder = await asyncio.to_thread(
             _load, model_path, cache_dir, threads, fingerprint, precision
@@ -143,20 +149,23 @@ async def _open_local(
         log.warning(
             "query encoder: remote (the embedding package is not installed)", error=str(exc)
         )
-        return None
+        return None, False
+    except (FileNotFoundError, NotUsable) as exc:  # no export yet; another model
+        log.warning("query encoder: remote (the local model cannot be used)", error=str(exc))
+        return None, False
     except Exception as exc:
         log.warning(
             "query encoder: the local model cannot be used", precision=precision, error=str(exc)
         )
-        return None
+        return None, True
     local = LocalQueryEncoder(encoder, remote)
     try:
         mine = (await local.embed([PROBE], query=True))[0]
         theirs = (await remote.embed([PROBE], query=True))[0]
     except Exception as exc:
         local.close()
-        log.warning("query encoder: the probe failed", precision=precision, error=str(exc))
-        return None
+        log.warning("query encoder: remote (the probe failed)", error=str(exc))
+        return None, False
     agreement = _cosine(mine, theirs)
     if agreement < AGREEMENT[precision]:
         local.close()
@@ -165,11 +174,11 @@ async def _open_local(
             precision=precision,
             cosine=agreement,
         )
-        return None
+        return None, True
     log.info(
         "query encoder: in process (local)",
         fingerprint=fingerprint,
         precision=precision,
         cosine=agreement,
     )
-    return local
+    return local, False
