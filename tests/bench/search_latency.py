@@ -281,7 +281,7 @@ async def settle(timed: Timed, seconds: float) -> None:
     await timed.sequential(queries(20, seed=999))  # warm-up, not measured
 
 
-STAGES = ("embed", "keyword", "vector", "hydrate", "graph", "total")
+STAGES = ("embed", "keyword", "vector", "hydrate", "graph", "neighbours", "tags", "total")
 
 
 async def stage_means(client: httpx.AsyncClient, stack: Stack) -> dict[str, float]:
@@ -402,7 +402,8 @@ def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
     lines += [
         "",
         "Inside retrieval, mean ms per search stage (embed overlaps the keyword search; vector",
-        "follows embed; hydrate and graph run concurrently), and the 1-minute load average:",
+        "follows embed; hydrate, graph, neighbours and tags run concurrently), and the 1-minute "
+        "load average:",
         "",
         "| memories | " + " | ".join(STAGES) + " | load avg |",
         "|---:|" + "---:|" * (len(STAGES) + 1),

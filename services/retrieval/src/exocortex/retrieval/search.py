@@ -325,7 +325,7 @@ class SearchService:
                 "neighbours", neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg, tag_terms)
             )
 
-    async def _tagged(self, ids: list[str], terms: list[str]) -> set[str] | None:
+    async def _tagged(self, ids: list[str], terms: list[str]) -> set[str]:
         """The candidates with a tag matching the query, for the bound on unread candidates.
         Runs beside the neighbours query, which answers the same for the neighbours."""
         async with self._pool.connection() as conn:
