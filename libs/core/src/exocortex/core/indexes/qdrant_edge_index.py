@@ -55,6 +55,15 @@ _MAX_SEGMENT_KB = 20_000
 # brute force for good: measured at 100k, 7k such points (left by re-upserted memories) doubled
 # the vector search, 4.7 -> 2.5 ms once indexed. Matches optimize_when_idle's 1,000 points.
 DEFAULT_INDEXING_THRESHOLD_KB = 1_500
+# Indexed segments also keep an 8-bit copy of their vectors in RAM (a quarter of the float32
+# size). The graph walk compares the query with those; the best candidates are then rescored
+# with the full vectors, so the order returned is exact. Measured at 100k with real questions:
+# 5.5 -> 3.2 ms a search, the same top 10 and top 50 as without it (recall against an exact
+# scan 0.996 and 0.993 both ways).
+_QUANTIZATION = qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True)
+_SEARCH_PARAMS = qe.SearchParams(
+    quantization=qe.QuantizationSearchParams(rescore=True, oversampling=1.0)
+)
 
 
 def _condition(cond: Condition) -> Any:
@@ -115,6 +124,9 @@ class QdrantEdgeVectorIndex:
             vectors=qe.EdgeVectorParams(size=self._dim, distance=qe.Distance.Cosine),
             # Payload is small; keeping it in RAM makes filter checks and hit payloads cheap.
             payload_memory=qe.Memory.Cached,
+            # A shard created without it gets it segment by segment on the optimizer's next
+            # run (the engine rebuilds segments whose config differs).
+            quantization_config=_QUANTIZATION,
             optimizers=qe.EdgeOptimizersConfig(
                 max_segment_size=_MAX_SEGMENT_KB, indexing_threshold=self._indexing_threshold_kb
             ),
@@ -162,6 +174,7 @@ class QdrantEdgeVectorIndex:
             filter=edge_filter(plan_filter(flt)),
             with_payload=HIT_FIELDS,
             with_vector=False,
+            params=_SEARCH_PARAMS,
         )
         points = await asyncio.to_thread(self._shard.query, request)
         return [
