@@ -23,8 +23,8 @@ pytestmark = pytest.mark.integration
 TABLES = {
     "memories", "memory_tags", "entities", "entity_tags", "entity_relationships",
     "memory_entities", "memory_links", "goals", "goal_milestones", "goal_links", "access_log",
-    "search_impressions", "co_retrievals", "search_misses", "consolidations", "contradictions",
-    "settings", "retrieval_regression_baselines", "retrieval_regression_runs",
+    "search_impressions", "memory_usage", "co_retrievals", "search_misses", "consolidations",
+    "contradictions", "settings", "retrieval_regression_baselines", "retrieval_regression_runs",
     "observability_counters", "job_runs", "outbox",
 }  # fmt: skip
 
@@ -104,6 +104,31 @@ def test_enrichment_settings_are_seeded_without_overwriting(database_url: str) -
     assert seeded["enrichment.goal_threshold"] == "0.6"
     assert seeded["enrichment.relation_threshold"] == "0.75"
     assert set(seeded) == {k for k in DEFAULT_SETTINGS if k.startswith("enrichment.")}
+
+
+def test_access_counts_move_to_memory_usage_and_back(database_url: str) -> None:
+    migrate.downgrade(database_url, "0005")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM memories")
+        _insert_memory(conn, "used", access_count=7, last_accessed_at="2026-11-01T10:00:00Z")
+        _insert_memory(conn, "never")
+    migrate.upgrade(database_url)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT memory_id, access_count, last_accessed_at::text FROM memory_usage"
+        ).fetchall()
+        assert rows == [("used", 7, "2026-11-01 10:00:00+00")]
+        columns = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'"
+        ).fetchall()
+        assert not {"access_count", "last_accessed_at"} & {c[0] for c in columns}
+        conn.execute("UPDATE memory_usage SET access_count = 9")
+    migrate.downgrade(database_url, "0005")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        back = conn.execute("SELECT id, access_count FROM memories ORDER BY id").fetchall()
+        assert back == [("never", 0), ("used", 9)]
+        conn.execute("DELETE FROM memories")
+    migrate.upgrade(database_url)
 
 
 def test_cli_reports_current_revision(

@@ -15,6 +15,11 @@ from exocortex.testing.rest import search, store
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
+ACCESS_COUNT = (
+    "SELECT coalesce((SELECT access_count FROM memory_usage WHERE memory_id = %s), 0)"
+    " AS access_count"
+)
+
 
 @pytest.fixture
 def db(stack_db: Conn) -> Conn:
@@ -244,7 +249,7 @@ async def test_search_side_effects_are_recorded_off_the_hot_path(
     b = await store(api, namespace, "Backups are kept for thirty days.")
     await search(api, namespace, "backups nightly")
     for memory_id in (a, b):
-        await eventually(db, "SELECT access_count FROM memories WHERE id = %s", (memory_id,), 1)
+        await eventually(db, ACCESS_COUNT, (memory_id,), 1)
     await eventually(
         db,
         "SELECT count(*) FROM co_retrievals WHERE namespace = %s AND %s = ANY(memory_ids)",
@@ -261,9 +266,7 @@ async def test_search_side_effects_are_recorded_off_the_hot_path(
         (namespace, "backups weekly"),
         1,
     )
-    row = await (
-        await db.execute("SELECT access_count FROM memories WHERE id = %s", (a,))
-    ).fetchone()
+    row = await (await db.execute(ACCESS_COUNT, (a,))).fetchone()
     assert row == {"access_count": 1}
     logged = await (
         await db.execute("SELECT count(*) AS n FROM access_log WHERE memory_id = %s", (a,))

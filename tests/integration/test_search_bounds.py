@@ -49,7 +49,8 @@ async def test_a_short_page_is_the_head_of_a_long_one(
     assert reply.json()["imported"] == CORPUS
     assert reply.json()["indexed"] is True
     # Old and equally used: every boost is the same small one until a test raises some.
-    await stack_db.execute(f"{OLD}, access_count = 30 WHERE namespace = %s", (namespace,))
+    await stack_db.execute(f"{OLD} WHERE namespace = %s", (namespace,))
+    await _set_access(stack_db, "namespace = %s", (namespace,), 30)
     await _settled(api, stack_db, namespace)
 
     # Pages that need fewer results read fewer rows after the first ones. They must agree.
@@ -75,14 +76,12 @@ async def test_a_short_page_is_the_head_of_a_long_one(
             # query word: boost and tag bonus carry them onto the page, but only if search
             # reads their rows.
             deep = order[20:35]
+            await _set_access(stack_db, "namespace = %s", (namespace,), 0)
             await stack_db.execute(
-                "UPDATE memories SET access_count = 0 WHERE namespace = %s", (namespace,)
-            )
-            await stack_db.execute(
-                "UPDATE memories SET created_at = now(), useful_count = 9, access_count = 30"
-                " WHERE id = ANY(%s)",
+                "UPDATE memories SET created_at = now(), useful_count = 9 WHERE id = ANY(%s)",
                 (deep,),
             )
+            await _set_access(stack_db, "id = ANY(%s)", (deep,), 30)
             await stack_db.execute(
                 "INSERT INTO memory_tags (memory_id, tag) SELECT unnest(%s::text[]), %s",
                 (deep, TAG),
@@ -94,11 +93,21 @@ async def test_a_short_page_is_the_head_of_a_long_one(
             for limit in (1, 10):
                 page = await search(api, namespace, query, limit=limit, compact=True)
                 assert _ranked(page["results"]) == _ranked(everything[:limit]), query
-            await stack_db.execute(f"{OLD}, access_count = 30 WHERE namespace = %s", (namespace,))
+            await stack_db.execute(f"{OLD} WHERE namespace = %s", (namespace,))
+            await _set_access(stack_db, "namespace = %s", (namespace,), 30)
             await stack_db.execute("DELETE FROM memory_tags WHERE tag = %s", (TAG,))
     finally:
         await api.patch("/api/settings", json={k: before[k] for k in off})
         await asyncio.sleep(5.5)
+
+
+async def _set_access(db: Conn, where: str, params: tuple[object, ...], count: int) -> None:
+    await db.execute(
+        "INSERT INTO memory_usage (memory_id, access_count) "
+        f"SELECT id, %s FROM memories WHERE {where} "
+        "ON CONFLICT (memory_id) DO UPDATE SET access_count = EXCLUDED.access_count",
+        (count, *params),
+    )
 
 
 async def _settled(api: httpx.AsyncClient, db: Conn, namespace: str) -> None:

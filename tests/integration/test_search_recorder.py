@@ -40,6 +40,7 @@ async def test_a_batch_is_recorded_as_its_searches_one_by_one(database_url: str)
                 "INSERT INTO memories (id, namespace, content) VALUES (%s, 'rec', %s)",
                 (mid, f"memory {mid}"),
             )
+        before = await (await db.execute("SELECT id, xmin::text AS x FROM memories")).fetchall()
         pool = await open_pool(database_url, max_size=1)
         try:
             await SearchRecorder(pool).record(
@@ -55,13 +56,19 @@ async def test_a_batch_is_recorded_as_its_searches_one_by_one(database_url: str)
             await pool.close()
 
         rows = await (
-            await db.execute("SELECT id, access_count, last_accessed_at FROM memories ORDER BY id")
+            await db.execute(
+                "SELECT m.id, coalesce(u.access_count, 0) AS access_count, u.last_accessed_at"
+                " FROM memories m LEFT JOIN memory_usage u ON u.memory_id = m.id ORDER BY m.id"
+            )
         ).fetchall()
         assert [(r["id"], r["access_count"]) for r in rows] == [("a", 3), ("b", 2), ("c", 0)]
         last = {r["id"]: r["last_accessed_at"] for r in rows}
         assert last["a"] == T0 + timedelta(seconds=5)
         assert last["b"] == T0 + timedelta(seconds=5)
         assert last["c"] is None  # a compact search only peeks
+        # Counting an access leaves the wide memories rows alone (no new row version).
+        after = await (await db.execute("SELECT id, xmin::text AS x FROM memories")).fetchall()
+        assert sorted(after, key=str) == sorted(before, key=str)
 
         log = await (
             await db.execute("SELECT memory_id, query FROM access_log ORDER BY memory_id, query")

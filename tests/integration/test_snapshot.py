@@ -14,6 +14,11 @@ from exocortex.testing.rest import store
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
+ACCESS_COUNT = (
+    "SELECT coalesce((SELECT access_count FROM memory_usage WHERE memory_id = %s), 0)"
+    " AS access_count"
+)
+
 
 @pytest.fixture
 def db(stack_db: Conn) -> Conn:
@@ -96,9 +101,7 @@ async def test_every_section_of_a_project_snapshot(
         await asyncio.sleep(0.1)
     else:
         raise AssertionError("the snapshot's searches were never recorded")
-    row = await (
-        await db.execute("SELECT access_count FROM memories WHERE id = %s", (technique,))
-    ).fetchone()
+    row = await (await db.execute(ACCESS_COUNT, (technique,))).fetchone()
     assert row == {"access_count": 0}
 
 

@@ -32,16 +32,20 @@ Row = dict[str, Any]
 CO_RETRIEVAL_TOP = 10
 
 # One statement per kind for a whole batch of searches: a memory served by several searches is
-# counted once per search, and its last access is the latest of them.
+# counted once per search, and its last access is the latest of them. Counts live in the narrow
+# memory_usage table, where the update stays on its page (see migration 0006); a memory deleted
+# since the search is skipped.
 _ACCESS_SQL = """
 WITH served(id, n, at) AS (
     SELECT * FROM unnest(%(ids)s::text[], %(counts)s::int[], %(ats)s::timestamptz[])
 ), hit AS (
-    UPDATE memories m SET access_count = m.access_count + s.n,
-                          last_accessed_at = greatest(coalesce(m.last_accessed_at, s.at), s.at)
-      FROM served s
-     WHERE m.id = s.id
- RETURNING m.id
+    INSERT INTO memory_usage AS u (memory_id, access_count, last_accessed_at)
+    SELECT s.id, s.n, s.at FROM served s JOIN memories m ON m.id = s.id
+        ON CONFLICT (memory_id) DO UPDATE
+       SET access_count = u.access_count + EXCLUDED.access_count,
+           last_accessed_at = greatest(coalesce(u.last_accessed_at, EXCLUDED.last_accessed_at),
+                                       EXCLUDED.last_accessed_at)
+ RETURNING u.memory_id AS id
 )
 INSERT INTO access_log (memory_id, query, kind, accessed_at)
 SELECT l.id, l.query, 'search', l.at

@@ -127,8 +127,8 @@ async def linked(conn: AsyncConnection[Row], result_ids: Sequence[str], limit: i
 
 async def max_access(conn: AsyncConnection[Row], namespace: str) -> int:
     cur = await conn.execute(
-        "SELECT coalesce(max(access_count), 0) AS n FROM memories "
-        "WHERE namespace = %s AND is_active",
+        "SELECT coalesce(max(u.access_count), 0) AS n FROM memory_usage u "
+        "JOIN memories m ON m.id = u.memory_id WHERE m.namespace = %s AND m.is_active",
         (namespace,),
     )
     row = await cur.fetchone()

@@ -16,12 +16,16 @@ from exocortex.proto.v1 import common_pb2
 
 Row = dict[str, Any]
 
-# Every column but the embedding (large, and never shown by the API).
+# Every column but the embedding (large, and never shown by the API), with the access counts
+# kept in the narrow memory_usage table (no row there: never accessed).
 _COLUMNS = """
     m.id, m.namespace, m.content, m.content_type, m.source, m.source_uri, m.importance,
     m.valence, m.is_active, m.is_metadata, m.parent_id, m.chunk_index, m.consolidated_into,
-    m.superseded_by, m.content_hash, m.keywords, m.embedding_model, m.access_count,
-    m.useful_count, m.last_accessed_at, m.expires_at, m.provider, m.model_id, m.model_name,
+    m.superseded_by, m.content_hash, m.keywords, m.embedding_model,
+    coalesce((select u.access_count from memory_usage u where u.memory_id = m.id), 0)
+        as access_count,
+    (select u.last_accessed_at from memory_usage u where u.memory_id = m.id) as last_accessed_at,
+    m.useful_count, m.expires_at, m.provider, m.model_id, m.model_name,
     m.agent, m.session_id, m.conversation_id, m.metadata, m.enrichment_status, m.created_at,
     m.updated_at, m.version,
     coalesce(array(select t.tag from memory_tags t where t.memory_id = m.id order by t.tag),
