@@ -131,6 +131,15 @@ def test_access_counts_move_to_memory_usage_and_back(database_url: str) -> None:
     migrate.upgrade(database_url)
 
 
+def test_the_live_memory_count_can_use_its_partial_index(database_url: str) -> None:
+    from exocortex.retrieval.app import LIVE_MEMORIES_SQL
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = "\n".join(str(r[0]) for r in conn.execute(f"EXPLAIN {LIVE_MEMORIES_SQL}"))
+    assert "ix_memories_active_expires_at" in plan, plan
+
+
 def test_cli_reports_current_revision(
     database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -90,6 +90,7 @@ async def test_a_reopened_shard_indexes_what_updates_left_unindexed(tmp_path: Pa
     try:
         info = again._shard.info()
         assert info.indexed_vectors_count >= info.points_count  # the engine's count can't tell
+        assert await again.count() == 300  # but the live-point count stays right
         assert again._pending() == 0
         assert await again.optimize_when_idle() is True  # the first idle run indexes them
         assert await again.optimize_when_idle() is False  # and then nothing is left to do

@@ -38,6 +38,12 @@ log = get_logger(__name__)
 
 GAUGE_INTERVAL_SECONDS = 15.0
 OPTIMIZE_CHECK_SECONDS = 2.0
+# The memories the indexes should hold; answered from the partial index
+# ix_memories_active_expires_at (migration 0007) instead of reading the whole table.
+LIVE_MEMORIES_SQL = (
+    "SELECT count(*) AS n FROM memories WHERE is_active "
+    "AND (expires_at IS NULL OR expires_at > now())"
+)
 
 
 async def _model_info(embedder: EmbeddingClient, stop: asyncio.Event) -> embedding_pb2.ModelInfo:
@@ -70,10 +76,7 @@ async def _report_gauges(
                 metrics.INDEX_DOCUMENTS.labels("vector").set(await vector_index.count())
                 metrics.INDEX_DOCUMENTS.labels("keyword").set(await keyword_index.count())
                 async with pool.connection() as conn:
-                    cur = await conn.execute(
-                        "SELECT count(*) AS n FROM memories WHERE is_active "
-                        "AND (expires_at IS NULL OR expires_at > now())"
-                    )
+                    cur = await conn.execute(LIVE_MEMORIES_SQL)
                     row = await cur.fetchone()
                 metrics.POSTGRES_MEMORIES.labels("indexable").set(row["n"] if row else 0)
             with suppress(TimeoutError):
