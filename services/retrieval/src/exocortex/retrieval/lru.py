@@ -44,3 +44,10 @@ class TtlCache(Generic[K, V]):
 
     def put(self, key: K, value: V) -> None:
         self._items.put(key, (time.monotonic(), value))
+
+    def peek(self, key: K) -> tuple[V, bool] | None:
+        """The last value put, expired or not, and whether it is still fresh."""
+        hit = self._items.get(key)
+        if hit is None:
+            return None
+        return hit[1], time.monotonic() - hit[0] <= self._ttl
