@@ -110,9 +110,7 @@ async def test_keyword_side_answers_when_the_vector_index_is_down(
     keyword = TantivyKeywordIndex(tmp_path / "tantivy")
     await keyword.upsert(docs)
     await keyword.flush()
-    vector = QdrantServerVectorIndex(
-        f"http://127.0.0.1:{_closed_port()}", None, "memories", DIM
-    )
+    vector = QdrantServerVectorIndex(f"http://127.0.0.1:{_closed_port()}", None, "memories", DIM)
     ids, degraded = await _search(database_url, embedder, vector, keyword, "nightly backup job")
     assert degraded == ["vector"]
     assert ids[0] == docs[0].memory_id
