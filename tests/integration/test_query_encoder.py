@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -15,7 +14,6 @@ import pytest
 
 from exocortex.cli.stack import Stack
 from exocortex.core.clients.embedding import EmbeddingClient
-from exocortex.core.rpc.client import open_channel
 from exocortex.retrieval import query_encoder
 from exocortex.retrieval.query_encoder import (
     LocalQueryEncoder,
@@ -35,12 +33,8 @@ TEXTS = [
 
 
 @pytest.fixture
-async def remote(exo_stack: Stack) -> AsyncIterator[EmbeddingClient]:
-    channel = open_channel(f"127.0.0.1:{exo_stack.config.grpc_ports['embedding']}")
-    try:
-        yield EmbeddingClient(channel, timeout=30.0)
-    finally:
-        await channel.close()
+def remote(embedding_client: EmbeddingClient) -> EmbeddingClient:
+    return embedding_client
 
 
 @pytest.fixture

@@ -5,14 +5,11 @@ is a real client whose server does not answer."""
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from ulid import ULID
 
-from exocortex.cli.stack import Stack
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.db.pool import open_pool
 from exocortex.core.indexes.base import IndexDocument
@@ -24,6 +21,7 @@ from exocortex.core.rpc.client import open_channel
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.proto.v1 import retrieval_pb2
 from exocortex.retrieval.search import SearchService
+from exocortex.testing.indexes import index_document
 
 pytestmark = pytest.mark.integration
 
@@ -44,30 +42,14 @@ def _closed_port() -> int:
 
 
 @pytest.fixture
-async def embedder(exo_stack: Stack) -> AsyncIterator[EmbeddingClient]:
-    channel = open_channel(f"127.0.0.1:{exo_stack.config.grpc_ports['embedding']}")
-    try:
-        yield EmbeddingClient(channel, timeout=30.0)
-    finally:
-        await channel.close()
+def embedder(embedding_client: EmbeddingClient) -> EmbeddingClient:
+    return embedding_client
 
 
 async def _stored(database_url: str, embedder: EmbeddingClient) -> list[IndexDocument]:
     vectors = await embedder.embed(TEXTS)
     docs = [
-        IndexDocument(
-            memory_id=str(ULID()),
-            version=1,
-            namespace=NAMESPACE,
-            content_type="text",
-            source="api",
-            tags=(),
-            created_at=datetime.now(UTC),
-            importance=0.5,
-            is_metadata=False,
-            content=text,
-            vector=vector,
-        )
+        index_document(str(ULID()), namespace=NAMESPACE, content=text, vector=vector)
         for text, vector in zip(TEXTS, vectors, strict=True)
     ]
     pool = await open_pool(database_url, max_size=1)
@@ -81,6 +63,13 @@ async def _stored(database_url: str, embedder: EmbeddingClient) -> list[IndexDoc
     finally:
         await pool.close()
     return docs
+
+
+async def _tantivy(tmp_path: Path, docs: list[IndexDocument]) -> TantivyKeywordIndex:
+    keyword = TantivyKeywordIndex(tmp_path / "tantivy")
+    await keyword.upsert(docs)
+    await keyword.flush()
+    return keyword
 
 
 async def _search(
@@ -107,9 +96,7 @@ async def test_keyword_side_answers_when_the_vector_index_is_down(
     database_url: str, embedder: EmbeddingClient, tmp_path: Path
 ) -> None:
     docs = await _stored(database_url, embedder)
-    keyword = TantivyKeywordIndex(tmp_path / "tantivy")
-    await keyword.upsert(docs)
-    await keyword.flush()
+    keyword = await _tantivy(tmp_path, docs)
     vector = QdrantServerVectorIndex(f"http://127.0.0.1:{_closed_port()}", None, "memories", DIM)
     ids, degraded = await _search(database_url, embedder, vector, keyword, "nightly backup job")
     assert degraded == ["vector"]
@@ -139,9 +126,7 @@ async def test_a_failed_embedding_leaves_the_keyword_side_to_answer(
 ) -> None:
     """The keyword search waits for the query vector; a failed embedding must release it."""
     docs = await _stored(database_url, embedder)
-    keyword = TantivyKeywordIndex(tmp_path / "tantivy")
-    await keyword.upsert(docs)
-    await keyword.flush()
+    keyword = await _tantivy(tmp_path, docs)
     vector = QdrantEdgeVectorIndex(tmp_path / "qdrant", DIM)
     channel = open_channel(f"127.0.0.1:{_closed_port()}")
     try:

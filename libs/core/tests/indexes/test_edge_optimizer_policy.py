@@ -4,13 +4,13 @@ unless unindexed points pile up past the force threshold."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from exocortex.core.indexes.base import IndexDocument, IndexFilter
 from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.testing.indexes import index_document
 
 DIM = 8
 
@@ -18,18 +18,7 @@ DIM = 8
 def docs(n: int, offset: int = 0) -> list[IndexDocument]:
     rng = np.random.default_rng(offset)
     return [
-        IndexDocument(
-            memory_id=f"01{i + offset:024d}",
-            version=1,
-            namespace="n",
-            content_type="text",
-            source="api",
-            tags=(),
-            created_at=datetime.now(UTC),
-            importance=0.5,
-            is_metadata=False,
-            vector=rng.standard_normal(DIM).astype(np.float32),
-        )
+        index_document(f"01{i + offset:024d}", vector=rng.standard_normal(DIM).astype(np.float32))
         for i in range(n)
     ]
 

@@ -3,7 +3,6 @@ candidates with the full vectors: the order and scores a search returns stay exa
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from exocortex.core.indexes import qdrant_edge_index
 from exocortex.core.indexes.base import IndexDocument, IndexFilter
 from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.testing.indexes import index_document
 
 DIM = 64
 N = 3_000
@@ -25,22 +25,7 @@ def vectors(n: int, seed: int) -> np.ndarray[Any, np.dtype[np.float32]]:
 
 
 def docs(matrix: np.ndarray[Any, np.dtype[np.float32]]) -> list[IndexDocument]:
-    now = datetime.now(UTC)
-    return [
-        IndexDocument(
-            memory_id=f"01{i:024d}",
-            version=1,
-            namespace="n",
-            content_type="text",
-            source="api",
-            tags=(),
-            created_at=now,
-            importance=0.5,
-            is_metadata=False,
-            vector=v,
-        )
-        for i, v in enumerate(matrix)
-    ]
+    return [index_document(f"01{i:024d}", vector=v) for i, v in enumerate(matrix)]
 
 
 def quantized_segments(path: Path) -> int:

@@ -38,6 +38,7 @@ _INTEGRATION_FIXTURES = frozenset(
         "exo_stack",
         "api",
         "stack_db",
+        "embedding_client",
     }
 )
 _db_counter = itertools.count(1)
@@ -147,10 +148,11 @@ async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
 # The whole stack, for end-to-end and API tests.
 from exocortex.testing.stack import (  # noqa: E402
     api,
+    embedding_client,
     exo_stack,
     gateway_url,
     namespace,
     stack_db,
 )
 
-__all__ = ["api", "exo_stack", "gateway_url", "namespace", "stack_db"]
+__all__ = ["api", "embedding_client", "exo_stack", "gateway_url", "namespace", "stack_db"]

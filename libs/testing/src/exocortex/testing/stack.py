@@ -18,6 +18,8 @@ import pytest_asyncio
 from psycopg.rows import dict_row
 
 from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.postgres import EmbeddedPostgres
 
 
@@ -72,6 +74,16 @@ async def stack_db(exo_stack: Stack) -> AsyncIterator[psycopg.AsyncConnection[di
         yield conn
     finally:
         await conn.close()
+
+
+@pytest_asyncio.fixture
+async def embedding_client(exo_stack: Stack) -> AsyncIterator[EmbeddingClient]:
+    """A gRPC client of the session stack's embedding service (the real model)."""
+    channel = open_channel(f"127.0.0.1:{exo_stack.config.grpc_ports['embedding']}")
+    try:
+        yield EmbeddingClient(channel, timeout=30.0)
+    finally:
+        await channel.close()
 
 
 @pytest.fixture
