@@ -82,7 +82,7 @@ async def test_embedding_down_fails_fast_and_writes_nothing(
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
     outbox_before = _count(fault_stack, "SELECT count(*) FROM outbox")
-    fault_stack.stop_part("embedding")
+    assert fault_stack.stop_part("embedding") == 0  # it stopped on its own, in time
     try:
         reply = await client.post(
             "/api/memories",
@@ -144,7 +144,7 @@ async def test_retrieval_down_keeps_writes_and_indexes_them_later(
     fault_stack: Stack, client: httpx.AsyncClient
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
-    fault_stack.stop_part("retrieval")
+    assert fault_stack.stop_part("retrieval") == 0  # it stopped on its own, in time
     try:
         reply = await client.post(
             "/api/memories",
@@ -164,7 +164,7 @@ async def test_enrichment_down_leaves_memories_pending_until_it_returns(
     fault_stack: Stack, client: httpx.AsyncClient
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
-    fault_stack.stop_part("enrichment")
+    assert fault_stack.stop_part("enrichment") == 0  # it stopped on its own, in time
     try:
         reply = await client.post(
             "/api/memories",

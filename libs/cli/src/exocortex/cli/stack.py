@@ -244,13 +244,14 @@ class Stack:
                 child.name, process, child.log_path, child.argv, [*recent, now]
             )
 
-    def stop_part(self, name: str, timeout: float = 20.0) -> None:
+    def stop_part(self, name: str, timeout: float = 20.0) -> int:
         """Stop one process (a service, the gateway, or the embedded ``nats``), e.g. to show
-        that the rest keeps working and catches up once it is back (see ``start_part``)."""
+        that the rest keeps working and catches up once it is back (see ``start_part``).
+        Returns its exit code: 0 when it stopped on its own, -9 when it had to be killed."""
         if name == "nats":
             assert self._nats is not None, "NATS is not embedded in this stack"
             self._nats.stop()
-            return
+            return 0
         child = next(c for c in self._children if c.name == name)
         child.process.send_signal(signal.SIGTERM)
         try:
@@ -259,6 +260,7 @@ class Stack:
             child.process.kill()
             child.process.wait()
         self._children.remove(child)
+        return child.process.returncode
 
     def start_part(self, name: str) -> None:
         """Start a part stopped with ``stop_part`` again, on the same ports and data."""

@@ -104,50 +104,59 @@ class DurableConsumer:
 
     async def run(self, stop: asyncio.Event) -> None:
         sub = None
-        while not stop.is_set():
-            try:
-                if sub is None:
-                    await ensure_stream(self.js)
-                    sub = await self.js.pull_subscribe(
-                        self.filter_subject,
-                        durable=self.durable,
-                        stream=subjects.STREAM,
-                        config=ConsumerConfig(
-                            durable_name=self.durable,
-                            ack_policy=AckPolicy.EXPLICIT,
-                            deliver_policy=DeliverPolicy.ALL,
-                            ack_wait=ACK_WAIT_SECONDS,
-                            max_ack_pending=10_000,
-                            filter_subject=self.filter_subject,
-                        ),
-                    )
+        try:
+            while not stop.is_set():
                 try:
-                    msgs = await sub.fetch(self.batch_size, timeout=self.fetch_timeout)
-                except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
-                    # Nothing to do within the fetch window: the normal idle case.
-                    continue
-                if self.linger > 0 and len(msgs) < self.batch_size:
-                    msgs += await self._more(sub, self.batch_size - len(msgs))
-                try:
-                    await self.handler(msgs)
-                except Exception:
-                    log.exception("event batch failed; will be redelivered", consumer=self.durable)
+                    if sub is None:
+                        await ensure_stream(self.js)
+                        sub = await self.js.pull_subscribe(
+                            self.filter_subject,
+                            durable=self.durable,
+                            stream=subjects.STREAM,
+                            config=ConsumerConfig(
+                                durable_name=self.durable,
+                                ack_policy=AckPolicy.EXPLICIT,
+                                deliver_policy=DeliverPolicy.ALL,
+                                ack_wait=ACK_WAIT_SECONDS,
+                                max_ack_pending=10_000,
+                                filter_subject=self.filter_subject,
+                            ),
+                        )
+                    try:
+                        msgs = await sub.fetch(self.batch_size, timeout=self.fetch_timeout)
+                    except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
+                        # Nothing to do within the fetch window: the normal idle case.
+                        continue
+                    if self.linger > 0 and len(msgs) < self.batch_size:
+                        msgs += await self._more(sub, self.batch_size - len(msgs))
+                    try:
+                        await self.handler(msgs)
+                    except Exception:
+                        log.exception(
+                            "event batch failed; will be redelivered", consumer=self.durable
+                        )
+                        for msg in msgs:
+                            with suppress(Exception):
+                                await msg.nak(delay=2.0)
+                        continue
                     for msg in msgs:
-                        with suppress(Exception):
-                            await msg.nak(delay=2.0)
-                    continue
-                for msg in msgs:
-                    await msg.ack()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                # NATS away, stream not there yet, ...: keep trying; nothing is lost because the
-                # outbox keeps unpublished events and JetStream keeps unacked ones.
-                log.warning(
-                    "consumer loop error; retrying",
-                    consumer=self.durable,
-                    error=str(exc) or type(exc).__name__,
-                )
-                sub = None
-                with suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=1.0)
+                        await msg.ack()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    # NATS away, stream not there yet, ...: keep trying; nothing is lost because the
+                    # outbox keeps unpublished events and JetStream keeps unacked ones.
+                    log.warning(
+                        "consumer loop error; retrying",
+                        consumer=self.durable,
+                        error=str(exc) or type(exc).__name__,
+                    )
+                    sub = None
+                    with suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(stop.wait(), timeout=1.0)
+        finally:
+            if sub is not None:
+                # Left subscribed, the pull subscription held the connection's drain at
+                # shutdown until the service was killed (20 s later).
+                with suppress(Exception):
+                    await sub.unsubscribe()
