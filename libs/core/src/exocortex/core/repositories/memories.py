@@ -22,9 +22,7 @@ _COLUMNS = """
     m.id, m.namespace, m.content, m.content_type, m.source, m.source_uri, m.importance,
     m.valence, m.is_active, m.is_metadata, m.parent_id, m.chunk_index, m.consolidated_into,
     m.superseded_by, m.content_hash, m.keywords, m.embedding_model,
-    coalesce((select u.access_count from memory_usage u where u.memory_id = m.id), 0)
-        as access_count,
-    (select u.last_accessed_at from memory_usage u where u.memory_id = m.id) as last_accessed_at,
+    coalesce(u.access_count, 0) as access_count, u.last_accessed_at,
     m.useful_count, m.expires_at, m.provider, m.model_id, m.model_name,
     m.agent, m.session_id, m.conversation_id, m.metadata, m.enrichment_status, m.created_at,
     m.updated_at, m.version,
@@ -32,8 +30,10 @@ _COLUMNS = """
              '{}'::text[]) as tags
 """
 
-SELECT_MEMORY = f"SELECT {_COLUMNS} FROM memories m"
-SELECT_MEMORY_WITH_EMBEDDING = f"SELECT {_COLUMNS}, m.embedding FROM memories m"
+# One join for both counters (callers append WHERE / ORDER BY on m.*).
+_FROM = "FROM memories m LEFT JOIN memory_usage u ON u.memory_id = m.id"
+SELECT_MEMORY = f"SELECT {_COLUMNS} {_FROM}"
+SELECT_MEMORY_WITH_EMBEDDING = f"SELECT {_COLUMNS}, m.embedding {_FROM}"
 
 
 @dataclass
