@@ -423,15 +423,14 @@ class SearchService:
             await self._read_max_access(namespace)
         except Exception as exc:
             log.warning("max access refresh failed; the last value stays", error=str(exc))
-
-    async def _read_max_access(self, namespace: str) -> int:
-        try:
-            async with self._pool.connection() as conn:
-                value = await graph.max_access(conn, namespace)
-            self._max_access.put(namespace, value)
-            return value
         finally:
             self._max_access_refreshing.discard(namespace)
+
+    async def _read_max_access(self, namespace: str) -> int:
+        async with self._pool.connection() as conn:
+            value = await graph.max_access(conn, namespace)
+        self._max_access.put(namespace, value)
+        return value
 
     @staticmethod
     def _cost(compact: bool) -> Callable[[ScoredMemory], int]:
