@@ -3,6 +3,7 @@
 import uvicorn
 
 from exocortex.core.logging import configure_logging
+from exocortex.core.process import event_loop
 from exocortex.gateway.app import create_app
 from exocortex.gateway.settings import GatewaySettings
 
@@ -17,6 +18,7 @@ def main() -> None:
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=5,
+        loop=event_loop(settings.event_loop),
     )
 
 

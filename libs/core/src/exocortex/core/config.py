@@ -8,6 +8,7 @@ at import time.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -42,6 +43,8 @@ class CommonSettings(BaseSettings):
     data_dir: Path = DEFAULT_DATA_DIR
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")
     log_level: str = "info"
+    # uvloop runs each I/O callback in C; "asyncio" is the standard library's loop (see process).
+    event_loop: Literal["uvloop", "asyncio"] = "uvloop"
 
     embedding_addr: str = f"127.0.0.1:{DEFAULT_GRPC_PORTS['embedding']}"
     ingest_addr: str = f"127.0.0.1:{DEFAULT_GRPC_PORTS['ingest']}"

