@@ -32,6 +32,11 @@ Row = dict[str, Any]
 # Either side of each seed, within its arrival window, nearest first. Ids are ULIDs: their order
 # is arrival order (an import hands out increasing ids), and a time bound is an id bound, so each
 # side is one short range scan of the partial index ix_memories_namespace_root_id.
+# The window is written into the statement, not bound: with LIMIT a parameter, the generic plan
+# guesses 50 rows a side and hashes the whole tag table (50 ms at 100k), so Postgres planned the
+# statement afresh on every search (0.7 ms). With a literal its one generic plan is the right
+# one (a handful of statements, one per window setting). The neighbours' namespace is the seed's
+# column for the same reason: the index bounds then never depend on a parameter.
 _NEIGHBOURS_SQL = """
 SELECT w.seed, n.id, n.side, {tagged} AS tagged
   FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
@@ -39,23 +44,23 @@ SELECT w.seed, n.id, n.side, {tagged} AS tagged
  CROSS JOIN LATERAL (
     (SELECT m.id, -1 AS side
        FROM memories m
-      WHERE m.namespace = %(ns)s AND m.parent_id IS NULL AND m.is_active
+      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
         AND m.id < w.seed AND m.id >= w.low
         AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
         AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
              OR m.conversation_id = s.conversation_id)
       ORDER BY m.id DESC
-      LIMIT %(window)s)
+      LIMIT {window})
     UNION ALL
     (SELECT m.id, 1
        FROM memories m
-      WHERE m.namespace = %(ns)s AND m.parent_id IS NULL AND m.is_active
+      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
         AND m.id > w.seed AND m.id <= w.high
         AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
         AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
              OR m.conversation_id = s.conversation_id)
       ORDER BY m.id
-      LIMIT %(window)s)
+      LIMIT {window})
  ) n
 """
 # Whether the neighbour has a tag matching the query (the bound on unread candidates needs it, see
@@ -155,11 +160,12 @@ async def around(
         "lows": TextArray(w[0] for w in windows.values()),
         "highs": TextArray(w[1] for w in windows.values()),
         "ns": namespace,
-        "window": cfg.window,
     }
     if tag_terms:
         params["patterns"] = like_patterns(tag_terms)
-    sql = _NEIGHBOURS_SQL.format(tagged=_TAGGED_COLUMN if tag_terms else "false")
+    sql = _NEIGHBOURS_SQL.format(
+        tagged=_TAGGED_COLUMN if tag_terms else "false", window=int(cfg.window)
+    )
     cur = await conn.execute(sql, params)
     sides: dict[tuple[str, int], list[str]] = {}
     tagged: set[str] = set()
