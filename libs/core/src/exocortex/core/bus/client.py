@@ -44,6 +44,11 @@ async def connect(url: str, *, name: str) -> NatsClient:
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=0.5,
                 connect_timeout=2,
+                # Draining on shutdown waits for every subscription's pending messages. Right
+                # after a reconnect that wait could outlast the 20 s a supervisor gives a stopping
+                # process (seen on uvloop); past 5 s the client logs it and closes anyway, and
+                # JetStream redelivers whatever was not acknowledged.
+                drain_timeout=5,
                 allow_reconnect=True,
                 disconnected_cb=_disconnected,
                 reconnected_cb=_reconnected,
