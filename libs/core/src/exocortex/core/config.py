@@ -15,6 +15,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path.home() / ".exocortex"
 
+# The event loops a process can run on (see exocortex.core.process).
+EventLoop = Literal["uvloop", "asyncio"]
+
 # Default listen/dial addresses of the gRPC services and their metrics ports. One table, so the
 # embedded runner, the services and the clients agree.
 DEFAULT_GRPC_PORTS = {
@@ -44,7 +47,7 @@ class CommonSettings(BaseSettings):
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")
     log_level: str = "info"
     # uvloop runs each I/O callback in C; "asyncio" is the standard library's loop (see process).
-    event_loop: Literal["uvloop", "asyncio"] = "uvloop"
+    event_loop: EventLoop = "uvloop"
 
     embedding_addr: str = f"127.0.0.1:{DEFAULT_GRPC_PORTS['embedding']}"
     ingest_addr: str = f"127.0.0.1:{DEFAULT_GRPC_PORTS['ingest']}"

@@ -7,16 +7,15 @@ import asyncio
 import importlib.util
 import signal
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from prometheus_client import start_http_server
 
-from exocortex.core.config import CommonSettings
+from exocortex.core.config import CommonSettings, EventLoop
 from exocortex.core.logging import configure_logging, get_logger
 
 S = TypeVar("S", bound=CommonSettings)
 T = TypeVar("T")
-EventLoop = Literal["uvloop", "asyncio"]
 
 log = get_logger(__name__)
 
