@@ -11,6 +11,13 @@ piled up *and* no search came in for `idle_seconds`; `optimize_when_idle()` (cal
 by the owner) catches up after a bulk load that happened while searches kept coming. Only when
 unindexed points exceed `force_threshold` (where brute force itself would cost more than a short
 pause) does a flush optimize regardless. Segment size is capped so each run stays short.
+
+A filter condition every live point meets is left out of the engine's query: the graph walk then
+checks no payload per visited point. Measured at 100k memories in one namespace: 2.1-2.6 ms a
+search without the namespace and "not metadata" conditions, 3.2-3.6 ms with them. The adapter
+learns what all points share from exact facet counts (at open, and after writes broke it, once
+searches pause); a write that breaks it drops the shortcut before it lands, and hits are checked
+against the left-out conditions anyway, so a search racing that write stays correct.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +72,8 @@ _QUANTIZATION = qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=
 _SEARCH_PARAMS = qe.SearchParams(
     quantization=qe.QuantizationSearchParams(rescore=True, oversampling=1.0)
 )
+# Read back when a condition was left out of the query, to check hits against it.
+_CHECK_FIELDS = [*HIT_FIELDS, "namespace", "is_metadata"]
 
 
 def _condition(cond: Condition) -> Any:
@@ -118,6 +128,13 @@ class QdrantEdgeVectorIndex:
         self._write_lock = threading.Lock()
         self._closed = False
         self._shard = self._open()
+        # What every live point shares, as far as known (see _survey): the namespace they are
+        # all in (None: several, or unknown) and whether none is a metadata memory.
+        self._sole_namespace: str | None = None
+        self._metadata_free = False
+        self._empty = False  # no point stored when surveyed, and none written since
+        self._survey_stale = False
+        self._survey()
 
     def _config(self) -> Any:
         return qe.EdgeConfig(
@@ -145,15 +162,48 @@ class QdrantEdgeVectorIndex:
                 shard.update(qe.UpdateOperation.create_field_index(field_name, _SCHEMA_TYPES[kind]))
         return shard
 
+    def _survey(self) -> None:
+        """Learn from exact facet counts what every live point shares. They walk the points
+        holding the interpreter (about 25 ms at 100k), so this runs at open and otherwise only
+        once searches pause after a write broke what was known."""
+        total = self._shard.count(qe.CountRequest(exact=False))
+        self._empty = total == 0
+        spaces = self._shard.facet(qe.FacetRequest("namespace", limit=2, exact=True)).hits
+        sole = len(spaces) == 1 and spaces[0].count == total
+        self._sole_namespace = str(spaces[0].value) if sole else None
+        kinds = self._shard.facet(qe.FacetRequest("is_metadata", limit=2, exact=True)).hits
+        self._metadata_free = all(int(h.value) == 0 or h.count == 0 for h in kinds)
+        self._survey_stale = False
+
+    def _forget_shared(self, docs: Sequence[IndexDocument]) -> None:
+        """Before points land: drop what they no longer share with the rest."""
+        if not docs:
+            return
+        if self._empty:  # the first points set what all share
+            self._empty = False
+            spaces = {d.namespace for d in docs}
+            self._sole_namespace = spaces.pop() if len(spaces) == 1 else None
+        elif self._sole_namespace is not None and any(
+            d.namespace != self._sole_namespace for d in docs
+        ):
+            self._sole_namespace = None
+            self._survey_stale = True
+        if self._metadata_free and any(d.is_metadata for d in docs):
+            self._metadata_free = False
+            self._survey_stale = True
+
     async def upsert(self, docs: Sequence[IndexDocument]) -> None:
         keep, drop = split_upsert(docs)
         if not keep and not drop:
             return
         points = [qe.Point(point_id(d.memory_id), as_floats(d.vector), payload_of(d)) for d in keep]
-        await asyncio.to_thread(self._write, points, [point_id(i) for i in drop])
+        await asyncio.to_thread(self._write, points, [point_id(i) for i in drop], keep)
 
-    def _write(self, points: list[Any], drop: list[Any]) -> None:
+    def _write(
+        self, points: list[Any], drop: list[Any], docs: Sequence[IndexDocument] = ()
+    ) -> None:
         with self._write_lock:
+            self._forget_shared(docs)
             if points:
                 self._shard.update(qe.UpdateOperation.upsert_points(points))
                 self._written += len(points)
@@ -168,15 +218,31 @@ class QdrantEdgeVectorIndex:
         if limit <= 0:
             return []
         self._last_search = time.monotonic()
+        # Read once: a write may change them meanwhile (hits are checked below).
+        skip_namespace = flt.namespace is not None and flt.namespace == self._sole_namespace
+        skip_metadata = flt.exclude_metadata and self._metadata_free
+        engine_flt = replace(
+            flt,
+            namespace=None if skip_namespace else flt.namespace,
+            exclude_metadata=flt.exclude_metadata and not skip_metadata,
+        )
+        checked = skip_namespace or skip_metadata
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(as_floats(vector)),
-            filter=edge_filter(plan_filter(flt)),
-            with_payload=HIT_FIELDS,
+            filter=edge_filter(plan_filter(engine_flt)),
+            with_payload=_CHECK_FIELDS if checked else HIT_FIELDS,
             with_vector=False,
             params=_SEARCH_PARAMS,
         )
         points = await asyncio.to_thread(self._shard.query, request)
+        if checked:
+            points = [
+                p
+                for p in points
+                if not (skip_namespace and p.payload.get("namespace") != flt.namespace)
+                and not (skip_metadata and p.payload.get("is_metadata"))
+            ]
         return [
             IndexHit(
                 memory_id=str(p.payload["memory_id"]),
@@ -215,6 +281,8 @@ class QdrantEdgeVectorIndex:
         self._shard.flush()
         self._written = 0
         self._ran_since_open = True
+        if self._survey_stale:
+            self._survey()
         return changed
 
     def _pending(self) -> int:
@@ -237,7 +305,11 @@ class QdrantEdgeVectorIndex:
 
     def _optimize_when_idle(self, threshold: int) -> bool:
         with self._write_lock:
-            if self._closed or not self._should_optimize(threshold):
+            if self._closed:
+                return False
+            if not self._should_optimize(threshold):
+                if self._survey_stale:
+                    self._survey()
                 return False
             return self._run_optimizer()
 
