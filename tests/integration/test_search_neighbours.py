@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from exocortex.retrieval import bounds, neighbours
+from exocortex.retrieval import neighbours
 from exocortex.testing.rest import search, store
 
 QUESTION = "Did you finally try the new ramen place on Fifth Street?"
@@ -79,54 +79,27 @@ async def test_an_import_keeps_its_items_in_order(api: httpx.AsyncClient, namesp
     assert ids == sorted(ids)
 
 
-async def test_the_neighbours_query_flags_tags_as_the_tag_lookup_does(
-    api: httpx.AsyncClient, namespace: str, stack_db: Any
-) -> None:
-    """Search learns which neighbours carry a tag matching the query from the neighbours query
-    itself (the bound on unread candidates needs it); it must agree with bounds.tagged."""
-    tags = [["ramen-trip"], ["Ramen"], ["food"], [], ["fifty-off"], ["street-food", "misc"]]
-    ids = []
-    for i, tag_list in enumerate(tags):
-        ids.append(await store(api, namespace, f"Turn {i} of the lunch chat.", tags=tag_list))
-    terms = ["ramen", "street", "50%_off"]
-    cfg = neighbours.NeighbourSettings(weight=0.3, window=10)
-    seeds = [ids[2]]
-    hood = await neighbours.around(stack_db, namespace, seeds, cfg, terms)
-    found = {i for pairs in hood.found.values() for i, _ in pairs}
-    assert found == set(ids) - set(seeds)
-    assert hood.tagged == await bounds.tagged(stack_db, sorted(found), terms)
-    assert hood.tagged == {ids[0], ids[1], ids[5]}
-    # Not asked: not looked up.
-    assert (await neighbours.around(stack_db, namespace, seeds, cfg)).tagged is None
-    assert (await neighbours.around(stack_db, namespace, seeds, cfg, [])).tagged == set()
-
-
 async def test_the_neighbours_query_answers_on_its_generic_plan(
     api: httpx.AsyncClient, namespace: str, stack_db: Any
 ) -> None:
     """The neighbours query is written so Postgres can keep one generic plan for it (the window
     is part of the statement, the namespace comes from the seed's row): with that plan forced,
-    the prepared statement still finds each seed's neighbours and flags their tags."""
-    tags: list[list[str]] = [["release-notes"], [], [], []]
-    ids = [
-        await store(api, namespace, f"Note {i} of the checklist.", tags=t)
-        for i, t in enumerate(tags)
-    ]
+    the prepared statement still finds each seed's neighbours."""
+    ids = [await store(api, namespace, f"Note {i} of the checklist.") for i in range(4)]
     cfg = neighbours.NeighbourSettings(weight=0.3, window=2)
     await stack_db.execute("SET plan_cache_mode = force_generic_plan")
     try:
         for _ in range(7):  # psycopg prepares a statement on its fifth run
-            hood = await neighbours.around(stack_db, namespace, ids[1:3], cfg, ["release"])
+            found = await neighbours.around(stack_db, namespace, ids[1:3], cfg)
         cur = await stack_db.execute(
             "SELECT generic_plans FROM pg_prepared_statements"
-            " WHERE statement LIKE '%memory_tags%CROSS JOIN LATERAL%'"
+            " WHERE statement LIKE '%w.seed%CROSS JOIN LATERAL%'"
         )
         (plans,) = [row["generic_plans"] for row in await cur.fetchall()]
     finally:
         await stack_db.execute("RESET plan_cache_mode")
     assert plans >= 2
-    assert hood.found == {
+    assert found == {
         ids[1]: [(ids[0], 1), (ids[2], 1), (ids[3], 2)],
         ids[2]: [(ids[1], 1), (ids[3], 1), (ids[0], 2)],
     }
-    assert hood.tagged == {ids[0]}

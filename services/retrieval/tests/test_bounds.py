@@ -32,38 +32,35 @@ def test_the_bound_holds_for_every_signal_at_its_extremes() -> None:
         for fused in (0.0, 0.004, 0.0164, best):
             assert (
                 final_score(fused, sig, best, penalised)
-                <= bounds.BestPossible(best, CFG)(fused, bool(tag)) + 1e-12
+                <= bounds.BestPossible(best, CFG)(fused) + 1e-12
             )
 
 
 def test_the_bound_is_tight_for_a_fully_boosted_tagged_memory() -> None:
     sig = scoring.Signals(1.0, 1.0, 1.0, 1.0, 1.0)
-    assert bounds.BestPossible(0.03, CFG)(0.01, True) == pytest.approx(
+    assert bounds.BestPossible(0.03, CFG)(0.01) == pytest.approx(
         final_score(0.01, sig, 0.03, penalised=False)
     )
 
 
-def test_an_untagged_candidate_does_not_get_the_tag_bonus_in_its_bound() -> None:
-    bound = bounds.BestPossible(0.03, CFG)
-    assert bound(0.01, False) < bound(0.01, True)
-    assert bound(0.01, False) == pytest.approx(0.01 * 1.4)
+def test_every_unread_candidate_is_assumed_to_match_a_tag() -> None:
+    # Tags are not looked up before rows are read: the bonus is in every bound.
+    assert bounds.BestPossible(0.03, CFG)(0.01) == pytest.approx(0.01 * 1.4 + 0.1 * 0.03)
 
 
 def test_negative_fused_scores_are_never_skipped() -> None:
-    assert bounds.BestPossible(0.03, CFG)(-0.01, False) == float("inf")
+    assert bounds.BestPossible(0.03, CFG)(-0.01) == float("inf")
 
 
 def test_reachable_keeps_what_could_tie_or_beat_the_floor() -> None:
     fused = {"a": Fused("a", 0.010), "b": Fused("b", 0.005), "c": Fused("c", 0.002)}
-    floor = 0.005 * bounds.max_boost(CFG)
-    assert bounds.reachable(["a", "b", "c"], fused, set(), floor, 0.03, CFG) == ["a", "b"]
-    # A matching tag adds its bonus to the bound.
-    assert bounds.reachable(["c"], fused, {"c"}, 0.005, 0.03, CFG) == ["c"]
-    assert bounds.reachable(["c"], fused, set(), 0.005, 0.03, CFG) == []
-    # Unknown tags: assume the bonus.
-    assert bounds.reachable(["c"], fused, None, 0.005, 0.03, CFG) == ["c"]
+    floor = 0.005 * bounds.max_boost(CFG) + CFG.tag_boost * 0.03
+    assert bounds.reachable(["a", "b", "c"], fused, floor, 0.03, CFG) == ["a", "b"]
+    # The tag bonus alone can lift a weak candidate over a low floor.
+    assert bounds.reachable(["c"], fused, 0.005, 0.03, CFG) == ["c"]
+    assert bounds.reachable(["c"], fused, 0.0059, 0.03, CFG) == []
     # A page that is not full yet needs every candidate.
-    assert bounds.reachable(["a", "b", "c"], fused, set(), None, 0.03, CFG) == ["a", "b", "c"]
+    assert bounds.reachable(["a", "b", "c"], fused, None, 0.03, CFG) == ["a", "b", "c"]
 
 
 def _simulate(rng: random.Random) -> tuple[list[str], list[str]]:
@@ -72,7 +69,6 @@ def _simulate(rng: random.Random) -> tuple[list[str], list[str]]:
     fused = {f"m{i:03d}": Fused(f"m{i:03d}", rng.uniform(0.0, 0.033)) for i in range(n)}
     best = max(f.score for f in fused.values())
     scores: dict[str, float] = {}
-    tagged: set[str] = set()
     for memory_id, entry in fused.items():
         sig = scoring.Signals(
             scoring.recency(NOW - timedelta(days=rng.uniform(0, 400)), NOW, rng.random(), 0.05),
@@ -81,8 +77,6 @@ def _simulate(rng: random.Random) -> tuple[list[str], list[str]]:
             rng.random(),
             float(rng.random() < 0.1),
         )
-        if sig.tag:
-            tagged.add(memory_id)
         scores[memory_id] = final_score(entry.score, sig, best, penalised=rng.random() < 0.1)
 
     def top(keys: list[str]) -> list[str]:
@@ -93,7 +87,7 @@ def _simulate(rng: random.Random) -> tuple[list[str], list[str]]:
     pending = order[len(read) :]
     while pending:
         floor = sorted((scores[i] for i in read), reverse=True)[k - 1] if len(read) >= k else None
-        need = bounds.reachable(pending, fused, tagged, floor, best, CFG)
+        need = bounds.reachable(pending, fused, floor, best, CFG)
         if not need:
             break
         read += need
@@ -106,7 +100,3 @@ def test_skipping_by_the_bound_never_changes_the_page() -> None:
     for _ in range(300):
         bounded, everything = _simulate(rng)
         assert bounded == everything
-
-
-def test_tag_patterns_escape_like_wildcards() -> None:
-    assert bounds._like_pattern("50%_off") == "%50\\%\\_off%"

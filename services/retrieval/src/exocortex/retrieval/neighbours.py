@@ -25,7 +25,6 @@ from psycopg import AsyncConnection
 
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.indexes.base import IndexFilter
-from exocortex.retrieval.bounds import like_patterns
 
 Row = dict[str, Any]
 
@@ -33,12 +32,12 @@ Row = dict[str, Any]
 # is arrival order (an import hands out increasing ids), and a time bound is an id bound, so each
 # side is one short range scan of the partial index ix_memories_namespace_root_id.
 # The window is written into the statement, not bound: with LIMIT a parameter, the generic plan
-# guesses 50 rows a side and hashes the whole tag table (50 ms at 100k), so Postgres planned the
+# guessed 50 rows a side and read far more (50 ms at 100k), so Postgres planned the
 # statement afresh on every search (0.7 ms). With a literal its one generic plan is the right
 # one (a handful of statements, one per window setting). The neighbours' namespace is the seed's
 # column for the same reason: the index bounds then never depend on a parameter.
 _NEIGHBOURS_SQL = """
-SELECT w.seed, n.id, n.side, {tagged} AS tagged
+SELECT w.seed, n.id, n.side
   FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
   JOIN memories s ON s.id = w.seed AND s.namespace = %(ns)s
  CROSS JOIN LATERAL (
@@ -63,12 +62,6 @@ SELECT w.seed, n.id, n.side, {tagged} AS tagged
       LIMIT {window})
  ) n
 """
-# Whether the neighbour has a tag matching the query (the bound on unread candidates needs it, see
-# bounds): answered here, so it need not wait for this query and ask Postgres again.
-_TAGGED_COLUMN = """EXISTS (
-    SELECT 1 FROM memory_tags t
-     WHERE t.memory_id = n.id AND lower(t.tag) LIKE ANY(%(patterns)s))"""
-
 # A ULID is 26 Crockford base-32 characters: 10 for a 48-bit millisecond timestamp, then 16
 # for 80 random bits. Ids of one millisecond sort between <time>000… and <time>ZZZ…, so a time
 # window is an id range. Worked out on the strings (twenty seeds a search, kept cheap).
@@ -134,52 +127,34 @@ class NeighbourSettings:
         return self.weight > 0 and self.window > 0
 
 
-@dataclass
-class Neighbourhood:
-    """Seed id → its neighbours as (id, distance), nearest first; and the neighbours with a tag
-    matching the query (None when not asked)."""
-
-    found: dict[str, list[tuple[str, int]]]
-    tagged: set[str] | None = None
-
-
 async def around(
     conn: AsyncConnection[Row],
     namespace: str,
     seeds: Sequence[str],
     cfg: NeighbourSettings,
-    tag_terms: Sequence[str] | None = None,
-) -> Neighbourhood:
-    """The seeds' arrival neighbours; with ``tag_terms``, also which of them have a tag
-    containing one of those terms (the tag bonus's test, as ``bounds.tagged``)."""
+) -> dict[str, list[tuple[str, int]]]:
+    """The seeds' arrival neighbours: seed id → its neighbours as (id, distance), nearest
+    first."""
     windows = {seed: w for seed in seeds if (w := _id_window(seed, cfg.max_gap)) is not None}
     if not windows or not cfg.enabled:
-        return Neighbourhood({}, set() if tag_terms is not None else None)
+        return {}
     params: dict[str, Any] = {
         "seeds": TextArray(windows),
         "lows": TextArray(w[0] for w in windows.values()),
         "highs": TextArray(w[1] for w in windows.values()),
         "ns": namespace,
     }
-    if tag_terms:
-        params["patterns"] = like_patterns(tag_terms)
-    sql = _NEIGHBOURS_SQL.format(
-        tagged=_TAGGED_COLUMN if tag_terms else "false", window=int(cfg.window)
-    )
-    cur = await conn.execute(sql, params)
+    cur = await conn.execute(_NEIGHBOURS_SQL.format(window=int(cfg.window)), params)
     sides: dict[tuple[str, int], list[str]] = {}
-    tagged: set[str] = set()
     for row in await cur.fetchall():
         sides.setdefault((row["seed"], int(row["side"])), []).append(row["id"])
-        if row["tagged"]:
-            tagged.add(row["id"])
     out: dict[str, list[tuple[str, int]]] = {}
     for (seed, side), ids in sides.items():
         ids.sort(reverse=side < 0)  # nearest first on either side
         out.setdefault(seed, []).extend((i, distance) for distance, i in enumerate(ids, 1))
     for found in out.values():
         found.sort(key=lambda pair: pair[1])
-    return Neighbourhood(out, tagged if tag_terms is not None else None)
+    return out
 
 
 def bonuses(

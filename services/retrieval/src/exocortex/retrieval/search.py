@@ -56,7 +56,6 @@ GRAPH_SEEDS = 20
 # Rows read before any bound is applied: at least the seeds (whose liveness the neighbours need)
 # and twice the page; the rest are read only if they can still reach the page.
 HEAD_MIN = GRAPH_SEEDS
-MAX_TAG_TERMS = 32
 
 
 @dataclass
@@ -95,10 +94,8 @@ class _ScoreContext:
     best_fused: float
     best_keyword: float
     flt: IndexFilter
-    # Results the page needs (offset included), and the candidates with a tag matching the
-    # query (None: not looked up), for the bound on unread candidates.
+    # Results the page needs (offset included), for the bound on unread candidates.
     wanted: int
-    tagged: set[str] | None
 
 
 SearchListener = Callable[[retrieval_pb2.SearchRequest, SearchOutcome], None]
@@ -236,31 +233,17 @@ class SearchService:
         # reach the page (see bounds); the legacy score has no such bound, so it reads them all.
         head = ids[: max(HEAD_MIN, 2 * wanted)] if cfg.use_rrf else ids
         terms = scoring.query_terms(query)
-        # Hydration, the graph query and the neighbours/tags lookup are independent: they run
-        # on their own connections at once. The graph sees every candidate.
+        # Hydration, the graph query and the neighbours query are independent: they run on
+        # their own connections at once. The graph sees every candidate.
         want_graph = cfg.graph_weight > 0 and bool(ids)
         near_cfg = neighbours.NeighbourSettings.from_settings(settings)
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
-        # The tag lookup only sharpens the bound; a very long query skips it (every unread
-        # candidate is then assumed to match a tag) rather than run hundreds of LIKE patterns.
-        want_tags = (
-            cfg.use_rrf
-            and cfg.tag_boost > 0
-            and 0 < len(terms) <= MAX_TAG_TERMS
-            and len(head) < len(ids)
-        )
-        rows, proximity, hood, tagged, max_access = await asyncio.gather(
+        rows, proximity, near, max_access = await asyncio.gather(
             self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
-            self._around(namespace, ids, near_cfg, terms if want_tags else None)
-            if want_near
-            else _no_neighbours(),
-            self._tagged(ids, terms) if want_tags else _unknown(),
+            self._around(namespace, ids, near_cfg) if want_near else _no_neighbours(),
             self._namespace_max_access(namespace),
         )
-        near = hood.found
-        if tagged is not None and hood.tagged is not None:
-            tagged |= hood.tagged
         now = datetime.now(UTC)
         dead = {i for i in head if i not in rows or not _is_live(rows[i], now)}
         proximity = {i: v for i, v in proximity.items() if i not in dead}
@@ -281,7 +264,6 @@ class SearchService:
             best_keyword=max((f.raw_scores.get("keyword", 0.0) for f in pool), default=0.0),
             flt=flt,
             wanted=wanted,
-            tagged=tagged,
         )
         scored, unread = await self._score_reachable(
             req, cfg, ctx, [f.memory_id for f in pool], set(added), fused, rows
@@ -321,23 +303,13 @@ class SearchService:
             )
 
     async def _around(
-        self,
-        namespace: str,
-        ids: list[str],
-        cfg: neighbours.NeighbourSettings,
-        tag_terms: list[str] | None,
-    ) -> neighbours.Neighbourhood:
-        """The top candidates' neighbours, and which of them have a tag matching the query."""
+        self, namespace: str, ids: list[str], cfg: neighbours.NeighbourSettings
+    ) -> dict[str, list[tuple[str, int]]]:
+        """The top candidates' arrival neighbours."""
         async with self._pool.connection() as conn:
             return await _timed(
-                "neighbours", neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg, tag_terms)
+                "neighbours", neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
             )
-
-    async def _tagged(self, ids: list[str], terms: list[str]) -> set[str]:
-        """The candidates with a tag matching the query, for the bound on unread candidates.
-        Runs beside the neighbours query, which answers the same for the neighbours."""
-        async with self._pool.connection() as conn:
-            return await _timed("tags", bounds.tagged(conn, ids, terms))
 
     @staticmethod
     def _add_neighbours(
@@ -393,7 +365,7 @@ class SearchService:
             if cfg.use_rrf and len(scored) >= ctx.wanted:
                 floor = heapq.nlargest(ctx.wanted, (s.score for s in scored))[-1]
             need = (
-                bounds.reachable(pending, fused, ctx.tagged, floor, ctx.best_fused, cfg)
+                bounds.reachable(pending, fused, floor, ctx.best_fused, cfg)
                 if cfg.use_rrf
                 else pending
             )
@@ -550,12 +522,8 @@ async def _nothing() -> dict[str, float]:
     return {}
 
 
-async def _no_neighbours() -> neighbours.Neighbourhood:
-    return neighbours.Neighbourhood({})
-
-
-async def _unknown() -> set[str] | None:
-    return None
+async def _no_neighbours() -> dict[str, list[tuple[str, int]]]:
+    return {}
 
 
 def _is_live(row: Row, now: datetime) -> bool:
