@@ -191,6 +191,37 @@ def test_memory_constraints_and_cascades(database_url: str) -> None:
         assert conn.execute("SELECT count(*) FROM memory_tags").fetchone() == (0,)
 
 
+def test_usage_records_go_with_their_memory_without_locking_it(database_url: str) -> None:
+    """Usage records are written without a key check on `memories` (which would lock the
+    memory's row); deleting a memory, or the root a chunk belongs to, still removes them."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        _insert_memory(conn, "used")
+        _insert_memory(conn, "chunked")
+        _insert_memory(conn, "part", parent_id="chunked", chunk_index=0)
+        _insert_memory(conn, "kept")
+        for mid in ("used", "part", "kept"):
+            conn.execute("INSERT INTO access_log (memory_id, kind) VALUES (%s, 'search')", [mid])
+            conn.execute("INSERT INTO memory_usage (memory_id, access_count) VALUES (%s, 1)", [mid])
+            conn.execute(
+                "INSERT INTO search_impressions (memory_id, served_at) VALUES (%s, now())", [mid]
+            )
+        keys = conn.execute(
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text"
+            " IN ('access_log', 'memory_usage', 'search_impressions')"
+        ).fetchone()
+        assert keys == (0,)
+        locked = conn.execute(
+            "SELECT count(*) FROM memories WHERE xmax <> 0 AND id IN ('used', 'part', 'kept')"
+        ).fetchone()
+        assert locked == (0,)
+
+        conn.execute("DELETE FROM memories WHERE id IN ('used', 'chunked')")
+        for table in ("access_log", "memory_usage", "search_impressions"):
+            rows = conn.execute(f"SELECT memory_id FROM {table}").fetchall()
+            assert rows == [("kept",)], table
+        conn.execute("DELETE FROM memories")
+
+
 def test_entity_names_are_unique_case_insensitively(database_url: str) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(
