@@ -1,6 +1,7 @@
 """Faults on the write path, on a stack of its own (parts are stopped and started again):
 the embedding model away → a clean 503 and nothing written; NATS, the retrieval process (the
-indexes) or enrichment away → writes are acknowledged, kept, and processed once they return."""
+indexes) or enrichment away → writes are acknowledged, kept, and processed once they return;
+NATS away during a search → the search answers and is counted once NATS returns."""
 
 from __future__ import annotations
 
@@ -138,6 +139,43 @@ async def test_nats_down_keeps_writes_and_delivers_them_later(
         fault_stack.start_part("nats")
     await _eventually_found(client, namespace, "fog horn hours", memory["id"])
     await _eventually_enriched(client, memory["id"])
+
+
+async def test_nats_down_keeps_search_events_and_counts_them_later(
+    fault_stack: Stack, client: httpx.AsyncClient
+) -> None:
+    """A search answers without NATS; its event (access counts) waits in the client's buffer
+    and is recorded once NATS is back."""
+    namespace = f"f-{uuid.uuid4().hex[:8]}"
+    reply = await client.post(
+        "/api/memories",
+        json={"content": "The harbour master logs the tide tables.", "namespace": namespace},
+    )
+    assert reply.status_code == 201, reply.text
+    memory_id = reply.json()["id"]
+    await _eventually_found(client, namespace, "tide tables harbour", memory_id)
+    counted = "SELECT count(*) FROM access_log WHERE memory_id = %s AND kind = 'search'"
+    for _ in range(100):  # the search that found it is recorded first
+        if _count(fault_stack, counted, memory_id) >= 1:
+            break
+        await asyncio.sleep(0.1)
+    before = _count(fault_stack, counted, memory_id)
+    assert before >= 1
+
+    fault_stack.stop_part("nats")
+    try:
+        reply = await client.post(
+            "/api/memories/search", json={"query": "tide tables", "namespace": namespace}
+        )
+        assert reply.status_code == 200, reply.text
+        assert [r["memory"]["id"] for r in reply.json()["results"]] == [memory_id]
+    finally:
+        fault_stack.start_part("nats")
+    for _ in range(300):
+        if _count(fault_stack, counted, memory_id) > before:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the search made while NATS was down was never recorded")
 
 
 async def test_retrieval_down_keeps_writes_and_indexes_them_later(

@@ -164,7 +164,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             settings_cache,
             overfetch_factor=settings.overfetch_factor,
             min_candidates=settings.min_candidates,
-            listener=SearchPublisher(nc.jetstream()),
+            listener=SearchPublisher(nc),
         )
         server = GrpcServer("retrieval", settings.listen)
         server.register(
