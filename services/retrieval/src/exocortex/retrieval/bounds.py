@@ -4,11 +4,13 @@ In RRF mode a result's score is ``(fused × boost + tag bonus) × metadata facto
 signal lies in [0, 1], so the boost is at most 1 + the sum of the positive boost weights; the
 tag bonus is assumed for every candidate not read yet; the metadata factor only lowers a score
 unless it is configured above 1. That gives each candidate a best possible score from its fused
-score alone. (Asking Postgres which unread candidates carry a matching tag cost as much as
-reading their rows and sharpened the bound by nothing measurable: at 100k memories it saved 0.1
-row a search and cost about 1 ms.) Search reads the rows of the best fused candidates first, scores
-them, and then reads only the candidates whose best possible score still reaches the score of
-the page's last result. The page is the same as if every candidate had been read.
+score alone. Search reads the rows of the best fused candidates first, scores them, and then
+reads only the candidates whose best possible score still reaches the score of the page's last
+result. The page is the same as if every candidate had been read.
+
+Why tags are not looked up first: asking Postgres which unread candidates carry a matching tag
+cost as much as reading their rows and sharpened the bound by nothing measurable (at 100k
+memories it saved 0.1 row a search and cost about 1 ms).
 """
 
 from __future__ import annotations

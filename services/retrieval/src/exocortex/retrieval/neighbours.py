@@ -27,6 +27,8 @@ from exocortex.core.db.arrays import TextArray
 from exocortex.core.indexes.base import IndexFilter
 
 Row = dict[str, Any]
+# Seed id → its arrival neighbours as (id, distance), nearest first.
+Found = dict[str, list[tuple[str, int]]]
 
 # Either side of each seed, within its arrival window, nearest first. Ids are ULIDs: their order
 # is arrival order (an import hands out increasing ids), and a time bound is an id bound, so each
@@ -132,9 +134,8 @@ async def around(
     namespace: str,
     seeds: Sequence[str],
     cfg: NeighbourSettings,
-) -> dict[str, list[tuple[str, int]]]:
-    """The seeds' arrival neighbours: seed id → its neighbours as (id, distance), nearest
-    first."""
+) -> Found:
+    """The seeds' arrival neighbours (see Found)."""
     windows = {seed: w for seed in seeds if (w := _id_window(seed, cfg.max_gap)) is not None}
     if not windows or not cfg.enabled:
         return {}
@@ -148,7 +149,7 @@ async def around(
     sides: dict[tuple[str, int], list[str]] = {}
     for row in await cur.fetchall():
         sides.setdefault((row["seed"], int(row["side"])), []).append(row["id"])
-    out: dict[str, list[tuple[str, int]]] = {}
+    out: Found = {}
     for (seed, side), ids in sides.items():
         ids.sort(reverse=side < 0)  # nearest first on either side
         out.setdefault(seed, []).extend((i, distance) for distance, i in enumerate(ids, 1))

@@ -304,7 +304,7 @@ class SearchService:
 
     async def _around(
         self, namespace: str, ids: list[str], cfg: neighbours.NeighbourSettings
-    ) -> dict[str, list[tuple[str, int]]]:
+    ) -> neighbours.Found:
         """The top candidates' arrival neighbours."""
         async with self._pool.connection() as conn:
             return await _timed(
@@ -313,7 +313,7 @@ class SearchService:
 
     @staticmethod
     def _add_neighbours(
-        near: dict[str, list[tuple[str, int]]],
+        near: neighbours.Found,
         fused: dict[str, Fused],
         alive: set[str],
         cfg: neighbours.NeighbourSettings,
@@ -522,7 +522,7 @@ async def _nothing() -> dict[str, float]:
     return {}
 
 
-async def _no_neighbours() -> dict[str, list[tuple[str, int]]]:
+async def _no_neighbours() -> neighbours.Found:
     return {}
 
 
