@@ -1,4 +1,13 @@
-from exocortex.retrieval.fusion import collapse_to_roots, rank_by_score, rrf
+import random
+
+from exocortex.retrieval.fusion import (
+    add_list,
+    best_first,
+    collapse_to_roots,
+    fuse,
+    rank_by_score,
+    rrf,
+)
 
 
 def test_rrf_sums_weighted_reciprocal_ranks() -> None:
@@ -30,3 +39,19 @@ def test_rank_by_score_breaks_ties_by_the_given_order_not_by_id() -> None:
     proximity = {"a": 0.5, "z": 0.5, "m": 1.0, "gone": 0.0, "late": 0.5}
     ranked = rank_by_score(proximity, order=["z", "m", "a"])
     assert ranked == [("m", 1.0), ("z", 0.5), ("a", 0.5), ("late", 0.5)]
+
+
+def test_a_list_added_later_scores_exactly_as_fusing_all_lists_at_once() -> None:
+    rng = random.Random(7)
+    ids = [f"m{i:03d}" for i in range(300)]
+    lists = {
+        name: [(i, rng.random()) for i in rng.sample(ids, 120)]
+        for name in ("vector", "keyword", "graph")
+    }
+    weights = {"vector": 1.0, "keyword": 0.7, "graph": 0.35}
+    at_once = fuse(lists, weights, k=60)
+    later = fuse({n: lists[n] for n in ("vector", "keyword")}, weights, k=60)
+    add_list(later, "graph", lists["graph"], weights["graph"], k=60)
+    assert [(f.memory_id, f.score, f.ranks, f.raw_scores) for f in best_first(later)] == [
+        (f.memory_id, f.score, f.ranks, f.raw_scores) for f in best_first(at_once)
+    ]

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(slots=True)
 class Fused:
     memory_id: str
     score: float = 0.0
@@ -30,20 +30,47 @@ def collapse_to_roots(
     return list(seen.items())
 
 
+def fuse(
+    ranked_lists: Mapping[str, Sequence[tuple[str, float]]],
+    weights: Mapping[str, float],
+    k: float = 60.0,
+) -> dict[str, Fused]:
+    """Each document's fused score, ranks and raw scores, by id (in no particular order)."""
+    fused: dict[str, Fused] = {}
+    for name, hits in ranked_lists.items():
+        add_list(fused, name, hits, weights.get(name, 1.0), k)
+    return fused
+
+
+def add_list(
+    fused: dict[str, Fused],
+    name: str,
+    hits: Sequence[tuple[str, float]],
+    weight: float,
+    k: float = 60.0,
+) -> None:
+    """Add one more ranked list to a fusion in place. Scores are sums taken in list order, so
+    adding a list last gives exactly the scores of fusing all the lists at once."""
+    for rank, (memory_id, raw) in enumerate(hits, start=1):
+        entry = fused.get(memory_id)
+        if entry is None:
+            entry = fused[memory_id] = Fused(memory_id)
+        entry.score += weight / (k + rank)
+        entry.ranks[name] = rank
+        entry.raw_scores[name] = raw
+
+
+def best_first(fused: Mapping[str, Fused]) -> list[Fused]:
+    """Highest fused score first; ties by id, so the order never depends on the input's."""
+    return sorted(fused.values(), key=lambda f: (-f.score, f.memory_id))
+
+
 def rrf(
     ranked_lists: Mapping[str, Sequence[tuple[str, float]]],
     weights: Mapping[str, float],
     k: float = 60.0,
 ) -> list[Fused]:
-    fused: dict[str, Fused] = {}
-    for name, hits in ranked_lists.items():
-        weight = weights.get(name, 1.0)
-        for rank, (memory_id, raw) in enumerate(hits, start=1):
-            entry = fused.setdefault(memory_id, Fused(memory_id))
-            entry.score += weight / (k + rank)
-            entry.ranks[name] = rank
-            entry.raw_scores[name] = raw
-    return sorted(fused.values(), key=lambda f: (-f.score, f.memory_id))
+    return best_first(fuse(ranked_lists, weights, k))
 
 
 def rank_by_score(scores: Mapping[str, float], order: Sequence[str]) -> list[tuple[str, float]]:

@@ -36,7 +36,14 @@ from exocortex.retrieval import (
     packing,
     scoring,
 )
-from exocortex.retrieval.fusion import Fused, collapse_to_roots, rank_by_score, rrf
+from exocortex.retrieval.fusion import (
+    Fused,
+    add_list,
+    best_first,
+    collapse_to_roots,
+    fuse,
+    rank_by_score,
+)
 from exocortex.retrieval.lru import LruCache, TtlCache
 from exocortex.retrieval.query_encoder import QueryEmbedder
 
@@ -227,8 +234,8 @@ class SearchService:
             "keyword": cfg.fts_weight,
             "graph": cfg.graph_weight,
         }
-        first = rrf(lists, weights, cfg.rrf_k)
-        ids = [f.memory_id for f in first]
+        fused = fuse(lists, weights, cfg.rrf_k)
+        ids = [f.memory_id for f in best_first(fused)]
         # RRF mode reads the best candidates' rows first and the rest only if they can still
         # reach the page (see bounds); the legacy score has no such bound, so it reads them all.
         head = ids[: max(HEAD_MIN, 2 * wanted)] if cfg.use_rrf else ids
@@ -249,9 +256,9 @@ class SearchService:
         proximity = {i: v for i, v in proximity.items() if i not in dead}
 
         if proximity:
-            # Ties in proximity keep the indexes' fused order (see rank_by_score).
-            lists["graph"] = rank_by_score(proximity, ids)
-        fused = {f.memory_id: f for f in rrf(lists, weights, cfg.rrf_k)}
+            # Ties in proximity keep the indexes' fused order (see rank_by_score). Added last
+            # to the same fusion: the scores are those of fusing all three lists at once.
+            add_list(fused, "graph", rank_by_score(proximity, ids), weights["graph"], cfg.rrf_k)
         found_by_index = [i for i in ids if i not in dead]
         added = self._add_neighbours(near, fused, set(found_by_index), near_cfg) if near else []
         pool = [fused[i] for i in found_by_index + added]
@@ -326,7 +333,9 @@ class SearchService:
         for memory_id, value in neighbours.bonuses(near, seed_scores, cfg.weight).items():
             if memory_id not in alive:
                 added.append(memory_id)
-            entry = fused.setdefault(memory_id, Fused(memory_id))
+            entry = fused.get(memory_id)
+            if entry is None:
+                entry = fused[memory_id] = Fused(memory_id)
             entry.score += value
             entry.raw_scores["neighbour"] = value
         return added
