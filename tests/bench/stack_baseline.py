@@ -15,6 +15,7 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,22 +36,47 @@ SENTENCES = [
 QUERIES = ["how are builds promoted?", "what is the source of truth?", "how is ranking fused?"]
 
 
-def stack_rss_mb(stack: Stack) -> float:
-    """RSS of every process of the stack: children, embedded Postgres and NATS."""
+def stack_processes(stack: Stack) -> list[psutil.Process]:
+    """Every process of the stack: children, embedded Postgres (its backends too) and NATS."""
     me = psutil.Process()
-    total = 0
-    seen: set[int] = set()
-    for proc in me.children(recursive=True):
-        seen.add(proc.pid)
-        total += proc.memory_info().rss
+    found = {proc.pid: proc for proc in me.children(recursive=True)}
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmd = " ".join(proc.info["cmdline"] or [])
-        if proc.info["pid"] not in seen and str(stack.config.data_dir) in cmd:
-            total += proc.memory_info().rss
+        if proc.info["pid"] not in found and str(stack.config.data_dir) in cmd:
+            found[proc.pid] = proc
             for child in proc.children(recursive=True):
-                if child.pid not in seen:
-                    total += child.memory_info().rss
+                found.setdefault(child.pid, child)
+    return list(found.values())
+
+
+def _summed_mb(stack: Stack, measure: Callable[[psutil.Process], int]) -> float:
+    total = 0
+    for proc in stack_processes(stack):
+        try:
+            total += measure(proc)
+        except psutil.NoSuchProcess:  # a Postgres backend that has just exited
+            continue
     return total / 2**20
+
+
+def stack_rss_mb(stack: Stack) -> float:
+    """RSS summed over the stack's processes. Pages shared between processes count once per
+    process: each Postgres backend counts the shared buffers it has touched."""
+    return _summed_mb(stack, lambda proc: int(proc.memory_info().rss))
+
+
+def _pss(proc: psutil.Process) -> int:
+    try:
+        return int(proc.memory_full_info().pss)
+    except (psutil.AccessDenied, AttributeError):  # no readable memory map: its RSS
+        return int(proc.memory_info().rss)
+
+
+def stack_pss_mb(stack: Stack) -> float:
+    """Proportional set size summed over the stack's processes: a shared page counts once in
+    all, split between the processes sharing it, so this is what the stack takes from the
+    machine."""
+    return _summed_mb(stack, _pss)
 
 
 def timed(fn: object, n: int) -> list[float]:
