@@ -37,7 +37,7 @@ from exocortex.retrieval.waiters import IndexedVersions
 log = get_logger(__name__)
 
 GAUGE_INTERVAL_SECONDS = 15.0
-OPTIMIZE_CHECK_SECONDS = 2.0
+UPKEEP_CHECK_SECONDS = 2.0
 # The memories the indexes should hold; answered from the partial index
 # ix_memories_active_expires_at (migration 0007) instead of reading the whole table.
 LIVE_MEMORIES_SQL = (
@@ -85,20 +85,27 @@ async def _report_gauges(
         await pool.close()
 
 
-async def _optimize_when_idle(vector_index: VectorIndex, stop: asyncio.Event) -> None:
-    """Embedded vector engines build their graph only on request and block searches while they
-    do; this catches up on unindexed points whenever searches pause (see the adapter)."""
+async def maintain_vector_index(
+    vector_index: VectorIndex, stop: asyncio.Event, flush_max_age: float
+) -> None:
+    """Embedded vector engines block searches while they flush or build their graph, so both
+    wait for searches to pause (see the adapter): flushing what the projector wrote (applied
+    writes already survive a crash of this process; a flush puts them in the segments, at the
+    latest `flush_max_age` seconds after the first), and indexing points that piled up."""
+    flush = getattr(vector_index, "flush_when_idle", None)
     optimize = getattr(vector_index, "optimize_when_idle", None)
-    if optimize is None:
-        return
+    if flush is None and optimize is None:
+        return  # an index server: every write is already durable and indexed by the server
     while not stop.is_set():
         try:
-            if await optimize():
+            if flush is not None:
+                await flush(flush_max_age)
+            if optimize is not None and await optimize():
                 log.info("vector index optimized while searches were idle")
         except Exception as exc:
-            log.warning("idle optimize failed", error=str(exc))
+            log.warning("vector index upkeep failed", error=str(exc))
         with suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), OPTIMIZE_CHECK_SECONDS)
+            await asyncio.wait_for(stop.wait(), UPKEEP_CHECK_SECONDS)
 
 
 async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
@@ -196,7 +203,10 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
                 _report_gauges(consumer, vector_index, keyword_index, settings, stop),
                 name="gauges",
             ),
-            asyncio.create_task(_optimize_when_idle(vector_index, stop), name="optimizer"),
+            asyncio.create_task(
+                maintain_vector_index(vector_index, stop, settings.vector_flush_max_age_seconds),
+                name="vector-index-upkeep",
+            ),
         ]
         await stop.wait()
         await server.stop(settings.shutdown_grace_seconds)

@@ -24,6 +24,14 @@ class RetrievalSettings(GrpcServiceSettings):
     meili_master_key: str | None = None
     db_pool_size: int = 10
     projector_batch: int = 256
+    # The embedded vector engine's flush (segments to disk; applied writes already survive a
+    # crash of the process through its write-ahead log) stalls searches for 30-50 ms, so it
+    # runs once searches pause, and at the latest this long after the first unflushed write.
+    vector_flush_max_age_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        validation_alias=AliasChoices("EXO_RETRIEVAL_VECTOR_FLUSH_MAX_AGE_SECONDS"),
+    )
     # Candidates fetched from each index per requested result (over-fetch before fusion).
     overfetch_factor: int = 5
     min_candidates: int = 50

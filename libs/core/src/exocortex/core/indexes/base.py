@@ -69,7 +69,8 @@ class VectorIndex(Protocol):
     name: str
 
     async def upsert(self, docs: Sequence[IndexDocument]) -> None:
-        """Insert or replace documents that carry a vector; documents without one are removed."""
+        """Insert or replace documents that carry a vector; documents without one are removed.
+        Once it returns, the write is searchable and survives a crash of this process."""
 
     async def delete(self, memory_ids: Sequence[str]) -> None: ...
 
@@ -82,7 +83,7 @@ class VectorIndex(Protocol):
     async def count(self) -> int: ...
 
     async def flush(self) -> None:
-        """Make every write so far durable (called before a batch of events is acked)."""
+        """Write everything to disk, so it also survives the machine losing power."""
 
     async def close(self) -> None: ...
 

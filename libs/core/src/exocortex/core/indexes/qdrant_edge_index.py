@@ -12,6 +12,13 @@ by the owner) catches up after a bulk load that happened while searches kept com
 unindexed points exceed `force_threshold` (where brute force itself would cost more than a short
 pause) does a flush optimize regardless. Segment size is capped so each run stays short.
 
+Writes are safe from a crash of the process as soon as they are applied: the engine appends each
+to its write-ahead log first and replays the log when the shard is opened again. A flush writes
+the segments themselves to disk (so the log can be dropped and a machine that loses power keeps
+them); it holds the interpreter lock for 30-50 ms at 100k points even when nothing changed, so
+the owner calls `flush_when_idle()` periodically instead of flushing after each write: it flushes
+once searches pause, and at the latest `max_age` seconds after the first unflushed write.
+
 A filter condition every live point meets is left out of the engine's query: the graph walk then
 checks no payload per visited point. Measured at 100k memories in one namespace: 2.1-2.6 ms a
 search without the namespace and "not metadata" conditions, 3.2-3.6 ms with them. The adapter
@@ -124,6 +131,8 @@ class QdrantEdgeVectorIndex:
         # there is nothing to index) settles it.
         self._written = 0
         self._ran_since_open = False
+        # When the oldest write not yet flushed was applied (monotonic; None: all flushed).
+        self._unflushed_since: float | None = None
         # Writes, flush and optimize are serialised; searches run concurrently with them.
         self._write_lock = threading.Lock()
         self._closed = False
@@ -204,6 +213,8 @@ class QdrantEdgeVectorIndex:
     ) -> None:
         with self._write_lock:
             self._forget_shared(docs)
+            if self._unflushed_since is None:
+                self._unflushed_since = time.monotonic()
             if points:
                 self._shard.update(qe.UpdateOperation.upsert_points(points))
                 self._written += len(points)
@@ -271,14 +282,27 @@ class QdrantEdgeVectorIndex:
 
     def _flush(self) -> None:
         with self._write_lock:
+            self._unflushed_since = None
             self._shard.flush()
             if self._should_optimize(self._optimize_threshold):
                 self._run_optimizer()
+
+    async def flush_when_idle(self, max_age: float) -> bool:
+        """Flush writes not yet flushed once searches pause, or once the oldest of them is
+        `max_age` seconds old whatever the searches do. True if it flushed."""
+        since = self._unflushed_since
+        if self._closed or since is None:
+            return False
+        if not self.idle() and time.monotonic() - since < max_age:
+            return False
+        await asyncio.to_thread(self._flush)
+        return True
 
     def _run_optimizer(self) -> bool:
         """Run the engine's optimizer; True if it changed anything."""
         changed = bool(self._shard.optimize())
         self._shard.flush()
+        self._unflushed_since = None
         self._written = 0
         self._ran_since_open = True
         if self._survey_stale:
