@@ -4,6 +4,7 @@ contradiction candidates and goal links, done asynchronously after a store."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import httpx
@@ -252,3 +253,56 @@ async def test_epoch_links_its_month_episodes_and_narratives(
     )
     await wait_enriched(api, epoch["id"])
     assert _elaborates(exo_stack, epoch["id"]) == {episode: 0.6, this_month: 0.8}
+
+
+def _background_waits(stack: Stack, work: str) -> tuple[float, float]:
+    """Count and total seconds of retrieval's background waits for `work` (its metrics)."""
+    port = stack.config.metrics_ports["retrieval"]
+    text = httpx.get(f"http://{stack.config.host}:{port}/metrics", timeout=10).text
+    found = {}
+    for kind in ("count", "sum"):
+        match = re.search(
+            rf'exo_retrieval_background_wait_seconds_{kind}{{work="{work}"}} (\S+)', text
+        )
+        found[kind] = float(match.group(1)) if match else 0.0
+    return found["count"], found["sum"]
+
+
+async def test_enrichment_waits_for_searches_to_pause_yet_finishes(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    """Enrichment's lookups and index writes in retrieval are background work: they wait for
+    searches to pause (up to a couple of seconds each), and the memory is still enriched while
+    searches keep coming."""
+    count_before, _ = _background_waits(exo_stack, "nearest")
+    projections_before, _ = _background_waits(exo_stack, "projection")
+    stop = asyncio.Event()
+
+    async def keep_searching() -> None:
+        while not stop.is_set():
+            reply = await api.post(
+                "/api/memories/search", json={"query": "invoice ledger", "namespace": namespace}
+            )
+            assert reply.status_code == 200, reply.text
+
+    searches = asyncio.create_task(keep_searching())
+    try:
+        await asyncio.sleep(0.3)
+        memory = await _store(
+            api, content="The ledger service reconciles invoices nightly.", namespace=namespace
+        )
+        await wait_enriched(api, memory["id"])
+    finally:
+        stop.set()
+        await searches
+    # Its lookup went through the wait (how long it waits is timing, tested in retrieval's
+    # unit tests: here searches reach retrieval in bursts behind the store's own work).
+    count, _ = _background_waits(exo_stack, "nearest")
+    assert count > count_before
+    # Its new keywords reach the keyword index as background work too.
+    for _ in range(100):
+        if _background_waits(exo_stack, "projection")[0] > projections_before:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError("the enriched memory was not projected as background work")

@@ -97,6 +97,7 @@ class Enricher:
                 limit=limits.neighbours,
                 min_similarity=min(limits.relation, limits.contradiction),
                 exclude_ids=[[row["id"]]],
+                background=True,  # waits for searches to pause (see retrieval's priority)
             )
             neighbours = _roots(found[0] if found else [], row["id"])
         goals = await self._goal_matches(row, vector, limits) if vector is not None else []

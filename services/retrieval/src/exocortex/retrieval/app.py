@@ -23,6 +23,7 @@ from exocortex.retrieval import metrics
 from exocortex.retrieval.entities import EntityService
 from exocortex.retrieval.export import ExportService
 from exocortex.retrieval.export_servicer import ExportServicer
+from exocortex.retrieval.priority import SearchActivity
 from exocortex.retrieval.projector import Projector
 from exocortex.retrieval.published import SearchPublisher
 from exocortex.retrieval.query_encoder import LocalQueryEncoder, open_query_embedder
@@ -151,7 +152,10 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         log.info("indexes open", vector=vector_index.name, keyword=keyword_index.name)
 
         versions = IndexedVersions()
-        projector = Projector(pool, vector_index, keyword_index, versions)
+        activity = SearchActivity(
+            quiet=settings.background_quiet_seconds, max_wait=settings.background_max_wait_seconds
+        )
+        projector = Projector(pool, vector_index, keyword_index, versions, activity)
         nc = await connect(settings.nats_url, name="retrieval")
         stack.push_async_callback(nc.drain)
         consumer = DurableConsumer(
@@ -172,6 +176,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             overfetch_factor=settings.overfetch_factor,
             min_candidates=settings.min_candidates,
             listener=SearchPublisher(nc),
+            activity=activity,
         )
         server = GrpcServer("retrieval", settings.listen)
         server.register(

@@ -26,3 +26,10 @@ INDEX_DOCUMENTS = Gauge("exo_index_documents", "Documents in each projection", [
 POSTGRES_MEMORIES = Gauge(
     "exo_postgres_memories", "Rows in Postgres that the projections should hold", ["state"]
 )
+# Background work (enrichment's lookups and index writes) waiting for searches to pause.
+BACKGROUND_WAIT = Histogram(
+    "exo_retrieval_background_wait_seconds",
+    "Time background work waited for searches to pause, by kind of work",
+    ["work"],
+    buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5),
+)

@@ -45,6 +45,7 @@ from exocortex.retrieval.fusion import (
     rank_by_score,
 )
 from exocortex.retrieval.lru import LruCache, TtlCache
+from exocortex.retrieval.priority import SearchActivity
 from exocortex.retrieval.query_encoder import QueryEmbedder
 
 log = get_logger(__name__)
@@ -152,6 +153,7 @@ class SearchService:
         min_candidates: int,
         query_cache_size: int = 2048,
         listener: SearchListener | None = None,
+        activity: SearchActivity | None = None,
     ) -> None:
         self._pool = pool
         self._embedder = embedder
@@ -167,6 +169,8 @@ class SearchService:
         self._max_access_refreshing: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
         self.listener = listener
+        # Searches running and recently ended, for background work to wait on (see priority).
+        self.activity = activity or SearchActivity()
 
     def _filter(
         self, req: retrieval_pb2.SearchRequest, settings: dict[str, str], exclude_metadata: bool
@@ -183,6 +187,10 @@ class SearchService:
         )
 
     async def search(self, req: retrieval_pb2.SearchRequest) -> SearchOutcome:
+        with self.activity.searching():
+            return await self._search(req)
+
+    async def _search(self, req: retrieval_pb2.SearchRequest) -> SearchOutcome:
         started = time.perf_counter()
         query, limit = validate(req)
         settings = await self._settings.get()

@@ -418,4 +418,6 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
     async def Nearest(
         self, request: retrieval_pb2.NearestRequest, context: grpc.aio.ServicerContext
     ) -> retrieval_pb2.NearestResponse:
+        if request.background:
+            await self._search.activity.wait_for_pause("nearest")
         return await nearest(self._vector, request)

@@ -27,6 +27,17 @@ class RetrievalSettings(GrpcServiceSettings):
     # The embedded vector engine's flush (segments to disk; applied writes already survive a
     # crash of the process through its write-ahead log) stalls searches for 30-50 ms, so it
     # runs once searches pause, and at the latest this long after the first unflushed write.
+    # Background work done here for enrichment (its neighbour lookups, the index writes of its
+    # results) waits until no search ran for background_quiet_seconds, at most
+    # background_max_wait_seconds each step (see priority).
+    background_quiet_seconds: float = Field(
+        default=0.25, ge=0, validation_alias=AliasChoices("EXO_RETRIEVAL_BACKGROUND_QUIET_SECONDS")
+    )
+    background_max_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        validation_alias=AliasChoices("EXO_RETRIEVAL_BACKGROUND_MAX_WAIT_SECONDS"),
+    )
     vector_flush_max_age_seconds: float = Field(
         default=60.0,
         gt=0,

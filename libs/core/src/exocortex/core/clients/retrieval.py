@@ -11,6 +11,9 @@ from exocortex.core.domain.vectors import Vector, to_bytes
 from exocortex.core.rpc.errors import from_rpc_error
 from exocortex.proto.v1 import retrieval_pb2, retrieval_pb2_grpc
 
+# Extra time a background Nearest may take: it first waits for searches to pause.
+BACKGROUND_GRACE_SECONDS = 30.0
+
 
 @dataclass(frozen=True, slots=True)
 class Neighbour:
@@ -40,6 +43,7 @@ class RetrievalClient:
         exclude_ids: Sequence[Sequence[str]] | None = None,
         roots_only: bool = False,
         exclude_metadata: bool = False,
+        background: bool = False,
     ) -> list[list[Neighbour]]:
         """Neighbours of each vector, best first. Raises a domain error when retrieval is away;
         callers on the write path treat that as "no neighbours known" rather than failing."""
@@ -50,6 +54,7 @@ class RetrievalClient:
             min_similarity=min_similarity,
             roots_only=roots_only,
             exclude_metadata=exclude_metadata,
+            background=background,
         )
         if content_type is not None:
             request.content_type = content_type
@@ -59,7 +64,8 @@ class RetrievalClient:
                 exclude_ids=list(exclude_ids[i]) if exclude_ids is not None else [],
             )
         try:
-            reply = await self._stub.Nearest(request, timeout=self._timeout)
+            timeout = self._timeout + BACKGROUND_GRACE_SECONDS if background else self._timeout
+            reply = await self._stub.Nearest(request, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc, peer="retrieval") from exc
         return [

@@ -1281,6 +1281,7 @@ class NearestRequest(_message.Message):
     MIN_SIMILARITY_FIELD_NUMBER: _builtins.int
     ROOTS_ONLY_FIELD_NUMBER: _builtins.int
     EXCLUDE_METADATA_FIELD_NUMBER: _builtins.int
+    BACKGROUND_FIELD_NUMBER: _builtins.int
     namespace: _builtins.str
     limit: _builtins.int
     content_type: _builtins.str
@@ -1289,6 +1290,10 @@ class NearestRequest(_message.Message):
     roots_only: _builtins.bool
     """Drop chunk hits (roots only) instead of reporting them with their parent_id."""
     exclude_metadata: _builtins.bool
+    background: _builtins.bool
+    """Asked for background work (enrichment): answered once searches pause, or after a short
+    wait at the latest, so that work never slows the searches users are waiting for.
+    """
     @_builtins.property
     def queries(self) -> _containers.RepeatedCompositeFieldContainer[Global___NearestQuery]: ...
     @_builtins.property
@@ -1306,10 +1311,11 @@ class NearestRequest(_message.Message):
         min_similarity: _builtins.float = ...,
         roots_only: _builtins.bool = ...,
         exclude_metadata: _builtins.bool = ...,
+        background: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "content_type", b"content_type"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "content_type", b"content_type", "exclude_metadata", b"exclude_metadata", "limit", b"limit", "min_similarity", b"min_similarity", "namespace", b"namespace", "queries", b"queries", "roots_only", b"roots_only", "tags", b"tags"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "background", b"background", "content_type", b"content_type", "exclude_metadata", b"exclude_metadata", "limit", b"limit", "min_similarity", b"min_similarity", "namespace", b"namespace", "queries", b"queries", "roots_only", b"roots_only", "tags", b"tags"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
     _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
