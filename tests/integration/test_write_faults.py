@@ -226,3 +226,37 @@ async def test_enrichment_down_leaves_memories_pending_until_it_returns(
         )
         >= 2
     )
+
+
+async def test_a_killed_retrieval_keeps_what_it_indexed_without_a_flush(
+    fault_stack: Stack, client: httpx.AsyncClient
+) -> None:
+    """The projector acks a batch without flushing the vector engine (its flush stalls
+    searches); what it applied must survive a crash of retrieval all the same."""
+    namespace = f"f-{uuid.uuid4().hex[:8]}"
+    reply = await client.post(
+        "/api/memories",
+        json={"content": "Bees navigate by the angle of the sun.", "namespace": namespace},
+    )
+    assert reply.status_code == 201, reply.text
+    memory = reply.json()
+    assert memory["indexed"] is True
+    # A search right away keeps the vector engine busy, so its idle flush has not run yet.
+    found = await client.post(
+        "/api/memories/search", json={"query": "insect orientation", "namespace": namespace}
+    )
+    assert found.status_code == 200
+    fault_stack.kill_part("retrieval")
+    fault_stack.start_part("retrieval")
+    # Found by meaning alone (no word in common): from the vector index, not the keywords.
+    for _ in range(600):
+        reply = await client.post(
+            "/api/memories/search",
+            json={"query": "how do insects find their way", "namespace": namespace},
+        )
+        if reply.status_code == 200 and reply.json()["results"]:
+            break
+        await asyncio.sleep(0.1)
+    results = reply.json()["results"]
+    assert [r["memory"]["id"] for r in results] == [memory["id"]]
+    assert results[0]["score_breakdown"]["vector_rank"] == 1

@@ -262,6 +262,14 @@ class Stack:
         self._children.remove(child)
         return child.process.returncode
 
+    def kill_part(self, name: str) -> None:
+        """Kill one service or the gateway with SIGKILL (a crash: no clean-up at all), e.g. to
+        show that nothing it acknowledged is lost; ``start_part`` starts it again."""
+        child = next(c for c in self._children if c.name == name)
+        child.process.kill()
+        child.process.wait()
+        self._children.remove(child)
+
     def start_part(self, name: str) -> None:
         """Start a part stopped with ``stop_part`` again, on the same ports and data."""
         if name == "nats":

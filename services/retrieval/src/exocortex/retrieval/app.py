@@ -155,7 +155,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         activity = SearchActivity(
             quiet=settings.background_quiet_seconds, max_wait=settings.background_max_wait_seconds
         )
-        projector = Projector(pool, vector_index, keyword_index, versions, activity)
+        projector = Projector(pool, vector_index, keyword_index, versions)
         nc = await connect(settings.nats_url, name="retrieval")
         stack.push_async_callback(nc.drain)
         consumer = DurableConsumer(

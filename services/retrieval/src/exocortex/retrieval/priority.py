@@ -1,15 +1,19 @@
 """Searches first: background work done in this process waits for searches to pause.
 
 Enrichment works through every stored memory in the background, and part of that work runs
-here, in the process that answers searches: its neighbour lookups (`Nearest` with
-`background`) and the index writes of its results (`memory.enriched` events). The embedded
-engines hold the interpreter lock while they search or write, so that work stalls the searches
-running beside it, whatever the enrichment process's own CPU priority: after a bulk import of
-100k memories, searches took twice as long until enrichment caught up.
+here, in the process that answers searches: a neighbour lookup per memory (`Nearest` with
+`background`), then the index writes of its result. The embedded engines hold the interpreter
+lock while they search or write, so that work stalls the searches running beside it, whatever
+the enrichment process's own CPU priority: after a bulk import of 100k memories, searches took
+twice as long until enrichment caught up.
 
-So background work waits until no search is running and none ended within `quiet` seconds. It
-waits `max_wait` seconds at most, so under a steady stream of searches it still moves on, one
-step at a time. Writes users wait for (stores, updates) never wait.
+So a background lookup waits until no search is running and none ended within `quiet` seconds.
+It waits `max_wait` seconds at most, so under a steady stream of searches enrichment still moves
+on, one memory at a time; and as enrichment handles one memory after the other, waiting at the
+lookup paces all of its work, the index writes of its results included. Those writes are not
+held back themselves: they share the projector's queue with stores and updates, which users
+wait for, and must never queue behind a wait. Ingest's lookups (deduplication on store) never
+wait either.
 """
 
 from __future__ import annotations

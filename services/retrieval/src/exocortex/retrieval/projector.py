@@ -22,7 +22,6 @@ from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
 from exocortex.proto.v1 import events_pb2
 from exocortex.retrieval import metrics
-from exocortex.retrieval.priority import SearchActivity
 from exocortex.retrieval.waiters import IndexedVersions
 
 log = get_logger(__name__)
@@ -61,10 +60,8 @@ class Projector:
         vector_index: VectorIndex,
         keyword_index: KeywordIndex,
         versions: IndexedVersions,
-        activity: SearchActivity | None = None,
     ) -> None:
         self._pool = pool
-        self._activity = activity
         self._vector = vector_index
         self._keyword = keyword_index
         self._versions = versions
@@ -81,10 +78,6 @@ class Projector:
         await self.project(events)
 
     async def project(self, events: Sequence[events_pb2.MemoryChanged]) -> None:
-        if self._activity is not None and events and all(e.change == "enriched" for e in events):
-            # Only enrichment's results (new keywords): background work, it waits for
-            # searches to pause. A batch with anything users wait for goes at once.
-            await self._activity.wait_for_pause("projection")
         ids: dict[str, None] = {}
         for event in events:
             ids.setdefault(event.memory_id, None)
