@@ -48,6 +48,13 @@ async def client(fault_stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
+async def _store(client: httpx.AsyncClient, namespace: str, content: str) -> dict[str, Any]:
+    """Store a memory that must be accepted (201); its reply."""
+    reply = await client.post("/api/memories", json={"content": content, "namespace": namespace})
+    assert reply.status_code == 201, reply.text
+    return dict(reply.json())
+
+
 def _count(stack: Stack, sql: str, *params: Any) -> int:
     with psycopg.connect(stack.database_url) as conn:
         row = conn.execute(sql, params).fetchone()
@@ -124,15 +131,7 @@ async def test_nats_down_keeps_writes_and_delivers_them_later(
     namespace = f"f-{uuid.uuid4().hex[:8]}"
     fault_stack.stop_part("nats")
     try:
-        reply = await client.post(
-            "/api/memories",
-            json={
-                "content": "The lighthouse keeper logs the fog horn hours.",
-                "namespace": namespace,
-            },
-        )
-        assert reply.status_code == 201, reply.text
-        memory = reply.json()
+        memory = await _store(client, namespace, "The lighthouse keeper logs the fog horn hours.")
         assert memory["indexed"] is False
         assert _count(fault_stack, "SELECT count(*) FROM outbox WHERE published_at IS NULL") >= 1
     finally:
@@ -147,12 +146,7 @@ async def test_nats_down_keeps_search_events_and_counts_them_later(
     """A search answers without NATS; its event (access counts) waits in the client's buffer
     and is recorded once NATS is back."""
     namespace = f"f-{uuid.uuid4().hex[:8]}"
-    reply = await client.post(
-        "/api/memories",
-        json={"content": "The harbour master logs the tide tables.", "namespace": namespace},
-    )
-    assert reply.status_code == 201, reply.text
-    memory_id = reply.json()["id"]
+    memory_id = (await _store(client, namespace, "The harbour master logs the tide tables."))["id"]
     await _eventually_found(client, namespace, "tide tables harbour", memory_id)
     counted = "SELECT count(*) FROM access_log WHERE memory_id = %s AND kind = 'search'"
     for _ in range(100):  # the search that found it is recorded first
@@ -184,12 +178,7 @@ async def test_retrieval_down_keeps_writes_and_indexes_them_later(
     namespace = f"f-{uuid.uuid4().hex[:8]}"
     assert fault_stack.stop_part("retrieval") == 0  # it stopped on its own, in time
     try:
-        reply = await client.post(
-            "/api/memories",
-            json={"content": "The greenhouse vents open above 28 degrees.", "namespace": namespace},
-        )
-        assert reply.status_code == 201, reply.text
-        memory = reply.json()
+        memory = await _store(client, namespace, "The greenhouse vents open above 28 degrees.")
         assert memory["indexed"] is False
         assert memory["dedup_action"] == "created"
     finally:
@@ -234,12 +223,7 @@ async def test_a_killed_retrieval_keeps_what_it_indexed_without_a_flush(
     """The projector acks a batch without flushing the vector engine (its flush stalls
     searches); what it applied must survive a crash of retrieval all the same."""
     namespace = f"f-{uuid.uuid4().hex[:8]}"
-    reply = await client.post(
-        "/api/memories",
-        json={"content": "Bees navigate by the angle of the sun.", "namespace": namespace},
-    )
-    assert reply.status_code == 201, reply.text
-    memory = reply.json()
+    memory = await _store(client, namespace, "Bees navigate by the angle of the sun.")
     assert memory["indexed"] is True
     # A search right away keeps the vector engine busy, so its idle flush has not run yet.
     found = await client.post(
