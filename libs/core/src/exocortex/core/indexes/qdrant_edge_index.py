@@ -282,8 +282,8 @@ class QdrantEdgeVectorIndex:
 
     def _flush(self) -> None:
         with self._write_lock:
-            self._unflushed_since = None
             self._shard.flush()
+            self._unflushed_since = None
             if self._should_optimize(self._optimize_threshold):
                 self._run_optimizer()
 
