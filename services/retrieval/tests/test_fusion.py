@@ -6,15 +6,16 @@ from exocortex.retrieval.fusion import (
     collapse_to_roots,
     fuse,
     rank_by_score,
-    rrf,
 )
 
 
 def test_rrf_sums_weighted_reciprocal_ranks() -> None:
-    fused = rrf(
-        {"vector": [("a", 0.9), ("b", 0.8)], "keyword": [("b", 12.0), ("c", 3.0)]},
-        {"vector": 1.0, "keyword": 0.5},
-        k=60,
+    fused = best_first(
+        fuse(
+            {"vector": [("a", 0.9), ("b", 0.8)], "keyword": [("b", 12.0), ("c", 3.0)]},
+            {"vector": 1.0, "keyword": 0.5},
+            k=60,
+        )
     )
     scores = {f.memory_id: f.score for f in fused}
     assert scores["b"] == 1 / 62 + 0.5 / 61
@@ -25,7 +26,9 @@ def test_rrf_sums_weighted_reciprocal_ranks() -> None:
 
 
 def test_single_keyword_hit_is_kept_and_scored() -> None:
-    fused = rrf({"vector": [], "keyword": [("only", 1.0)]}, {"vector": 1, "keyword": 1})
+    fused = best_first(
+        fuse({"vector": [], "keyword": [("only", 1.0)]}, {"vector": 1, "keyword": 1})
+    )
     assert len(fused) == 1
     assert fused[0].score > 0
 
@@ -41,7 +44,9 @@ def test_rank_by_score_breaks_ties_by_the_given_order_not_by_id() -> None:
     assert ranked == [("m", 1.0), ("z", 0.5), ("a", 0.5), ("late", 0.5)]
 
 
-def test_a_list_added_later_scores_exactly_as_fusing_all_lists_at_once() -> None:
+def test_a_list_added_later_scores_exactly_as_the_formula_over_all_lists() -> None:
+    """Search fuses the index lists, then adds graph proximity to the same fusion: the result
+    must be Σ weight / (k + rank) over all three lists, summed in list order."""
     rng = random.Random(7)
     ids = [f"m{i:03d}" for i in range(300)]
     lists = {
@@ -49,9 +54,17 @@ def test_a_list_added_later_scores_exactly_as_fusing_all_lists_at_once() -> None
         for name in ("vector", "keyword", "graph")
     }
     weights = {"vector": 1.0, "keyword": 0.7, "graph": 0.35}
-    at_once = fuse(lists, weights, k=60)
     later = fuse({n: lists[n] for n in ("vector", "keyword")}, weights, k=60)
     add_list(later, "graph", lists["graph"], weights["graph"], k=60)
-    assert [(f.memory_id, f.score, f.ranks, f.raw_scores) for f in best_first(later)] == [
-        (f.memory_id, f.score, f.ranks, f.raw_scores) for f in best_first(at_once)
-    ]
+
+    expected: dict[str, float] = {}
+    for name, hits in lists.items():
+        for rank, (memory_id, _raw) in enumerate(hits, start=1):
+            expected[memory_id] = expected.get(memory_id, 0.0) + weights[name] / (60 + rank)
+    assert {f.memory_id: f.score for f in later.values()} == expected
+    for name, hits in lists.items():
+        for rank, (memory_id, raw) in enumerate(hits, start=1):
+            assert later[memory_id].ranks[name] == rank
+            assert later[memory_id].raw_scores[name] == raw
+    ordered = best_first(later)
+    assert [f.memory_id for f in ordered] == sorted(expected, key=lambda i: (-expected[i], i))

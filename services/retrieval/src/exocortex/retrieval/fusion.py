@@ -65,14 +65,6 @@ def best_first(fused: Mapping[str, Fused]) -> list[Fused]:
     return sorted(fused.values(), key=lambda f: (-f.score, f.memory_id))
 
 
-def rrf(
-    ranked_lists: Mapping[str, Sequence[tuple[str, float]]],
-    weights: Mapping[str, float],
-    k: float = 60.0,
-) -> list[Fused]:
-    return best_first(fuse(ranked_lists, weights, k))
-
-
 def rank_by_score(scores: Mapping[str, float], order: Sequence[str]) -> list[tuple[str, float]]:
     """The positive scores, best first; ties keep their position in `order` (unknown ids last).
 
