@@ -83,22 +83,28 @@ async def test_applied_writes_survive_a_killed_process_without_a_flush(tmp_path:
 async def test_flush_waits_for_searches_to_pause_or_for_writes_to_get_old(
     tmp_path: Path,
 ) -> None:
-    index = QdrantEdgeVectorIndex(tmp_path, DIM, idle_seconds=0.5)
+    # Searches never pause for this one (60 s): only the writes' age makes it flush.
+    busy = QdrantEdgeVectorIndex(tmp_path / "busy", DIM, idle_seconds=60.0)
     try:
-        assert await index.flush_when_idle(max_age=60.0) is False  # nothing written
-        await index.upsert(docs(10))
-        await index.search(PROBE, 5, IndexFilter(namespace="n"))
-        assert await index.flush_when_idle(max_age=60.0) is False  # searched just now
-        await asyncio.sleep(0.6)
-        assert await index.flush_when_idle(max_age=60.0) is True  # searches paused
-        assert await index.flush_when_idle(max_age=60.0) is False  # nothing new since
-
-        await index.upsert(docs(10, offset=50))
-        await index.search(PROBE, 5, IndexFilter(namespace="n"))
-        assert await index.flush_when_idle(max_age=60.0) is False
+        await busy.upsert(docs(10))
+        await busy.search(PROBE, 5, IndexFilter(namespace="n"))
+        assert await busy.flush_when_idle(max_age=60.0) is False  # searched just now
         await asyncio.sleep(0.2)
-        await index.search(PROBE, 5, IndexFilter(namespace="n"))
+        await busy.search(PROBE, 5, IndexFilter(namespace="n"))
         # Searches keep coming, but the first unflushed write is older than max_age.
-        assert await index.flush_when_idle(max_age=0.1) is True
+        assert await busy.flush_when_idle(max_age=0.1) is True
+        assert await busy.flush_when_idle(max_age=0.1) is False  # nothing new since
     finally:
-        await index.close()
+        await busy.close()
+    # Searches have always paused for this one: it flushes whatever was written, once.
+    idle = QdrantEdgeVectorIndex(tmp_path / "idle", DIM, idle_seconds=0.0)
+    try:
+        assert await idle.flush_when_idle(max_age=60.0) is False  # nothing written
+        await idle.upsert(docs(10))
+        await idle.search(PROBE, 5, IndexFilter(namespace="n"))
+        assert await idle.flush_when_idle(max_age=60.0) is True
+        assert await idle.flush_when_idle(max_age=60.0) is False  # nothing new since
+        await idle.delete([docs(1)[0].memory_id])
+        assert await idle.flush_when_idle(max_age=60.0) is True  # a delete counts too
+    finally:
+        await idle.close()
