@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,16 @@ def fault_stack(
 async def client(fault_stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=fault_stack.gateway_url, timeout=60.0) as c:
         yield c
+
+
+@contextmanager
+def _stopped(stack: Stack, part: str) -> Iterator[None]:
+    """`part` stopped (it must stop on its own, in time) for the block, then started again."""
+    assert stack.stop_part(part) == 0
+    try:
+        yield
+    finally:
+        stack.start_part(part)
 
 
 async def _store(client: httpx.AsyncClient, namespace: str, content: str) -> dict[str, Any]:
@@ -90,8 +101,7 @@ async def test_embedding_down_fails_fast_and_writes_nothing(
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
     outbox_before = _count(fault_stack, "SELECT count(*) FROM outbox")
-    assert fault_stack.stop_part("embedding") == 0  # it stopped on its own, in time
-    try:
+    with _stopped(fault_stack, "embedding"):
         reply = await client.post(
             "/api/memories",
             json={"content": "Written while the model is away.", "namespace": namespace},
@@ -112,8 +122,6 @@ async def test_embedding_down_fails_fast_and_writes_nothing(
             == 0
         )
         assert _count(fault_stack, "SELECT count(*) FROM outbox") == outbox_before
-    finally:
-        fault_stack.start_part("embedding")
     for _ in range(600):
         reply = await client.post(
             "/api/memories",
@@ -129,13 +137,10 @@ async def test_nats_down_keeps_writes_and_delivers_them_later(
     fault_stack: Stack, client: httpx.AsyncClient
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
-    fault_stack.stop_part("nats")
-    try:
+    with _stopped(fault_stack, "nats"):
         memory = await _store(client, namespace, "The lighthouse keeper logs the fog horn hours.")
         assert memory["indexed"] is False
         assert _count(fault_stack, "SELECT count(*) FROM outbox WHERE published_at IS NULL") >= 1
-    finally:
-        fault_stack.start_part("nats")
     await _eventually_found(client, namespace, "fog horn hours", memory["id"])
     await _eventually_enriched(client, memory["id"])
 
@@ -156,15 +161,12 @@ async def test_nats_down_keeps_search_events_and_counts_them_later(
     before = _count(fault_stack, counted, memory_id)
     assert before >= 1
 
-    fault_stack.stop_part("nats")
-    try:
+    with _stopped(fault_stack, "nats"):
         reply = await client.post(
             "/api/memories/search", json={"query": "tide tables", "namespace": namespace}
         )
         assert reply.status_code == 200, reply.text
         assert [r["memory"]["id"] for r in reply.json()["results"]] == [memory_id]
-    finally:
-        fault_stack.start_part("nats")
     for _ in range(300):
         if _count(fault_stack, counted, memory_id) > before:
             return
@@ -176,13 +178,10 @@ async def test_retrieval_down_keeps_writes_and_indexes_them_later(
     fault_stack: Stack, client: httpx.AsyncClient
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
-    assert fault_stack.stop_part("retrieval") == 0  # it stopped on its own, in time
-    try:
+    with _stopped(fault_stack, "retrieval"):
         memory = await _store(client, namespace, "The greenhouse vents open above 28 degrees.")
         assert memory["indexed"] is False
         assert memory["dedup_action"] == "created"
-    finally:
-        fault_stack.start_part("retrieval")
     await _eventually_found(client, namespace, "greenhouse vents temperature", memory["id"])
     await _eventually_enriched(client, memory["id"])
 
@@ -191,23 +190,12 @@ async def test_enrichment_down_leaves_memories_pending_until_it_returns(
     fault_stack: Stack, client: httpx.AsyncClient
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
-    assert fault_stack.stop_part("enrichment") == 0  # it stopped on its own, in time
-    try:
-        reply = await client.post(
-            "/api/memories",
-            json={
-                "content": "Our billing service uses PostgreSQL and Redis.",
-                "namespace": namespace,
-            },
-        )
-        assert reply.status_code == 201
-        memory = reply.json()
+    with _stopped(fault_stack, "enrichment"):
+        memory = await _store(client, namespace, "Our billing service uses PostgreSQL and Redis.")
         await asyncio.sleep(1.0)
         assert (await client.get(f"/api/memories/{memory['id']}")).json()[
             "enrichment_status"
         ] == "pending"
-    finally:
-        fault_stack.start_part("enrichment")
     await _eventually_enriched(client, memory["id"])
     assert (
         _count(
