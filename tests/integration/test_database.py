@@ -25,7 +25,7 @@ TABLES = {
     "memory_entities", "memory_links", "goals", "goal_milestones", "goal_links", "access_log",
     "search_impressions", "memory_usage", "co_retrievals", "search_misses", "consolidations",
     "contradictions", "settings", "retrieval_regression_baselines", "retrieval_regression_runs",
-    "observability_counters", "job_runs", "outbox",
+    "observability_counters", "job_runs", "outbox", "pending_fetches",
 }  # fmt: skip
 
 
@@ -205,9 +205,12 @@ def test_usage_records_go_with_their_memory_without_locking_it(database_url: str
             conn.execute(
                 "INSERT INTO search_impressions (memory_id, served_at) VALUES (%s, now())", [mid]
             )
+            conn.execute(
+                "INSERT INTO pending_fetches (memory_id, fetched_at) VALUES (%s, now())", [mid]
+            )
         keys = conn.execute(
             "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text"
-            " IN ('access_log', 'memory_usage', 'search_impressions')"
+            " IN ('access_log', 'memory_usage', 'search_impressions', 'pending_fetches')"
         ).fetchone()
         assert keys == (0,)
         locked = conn.execute(
@@ -216,7 +219,7 @@ def test_usage_records_go_with_their_memory_without_locking_it(database_url: str
         assert locked == (0,)
 
         conn.execute("DELETE FROM memories WHERE id IN ('used', 'chunked')")
-        for table in ("access_log", "memory_usage", "search_impressions"):
+        for table in ("access_log", "memory_usage", "search_impressions", "pending_fetches"):
             rows = conn.execute(f"SELECT memory_id FROM {table}").fetchall()
             assert rows == [("kept",)], table
         conn.execute("DELETE FROM memories")

@@ -96,3 +96,65 @@ async def test_a_batch_is_recorded_as_its_searches_one_by_one(database_url: str)
             await db.execute("SELECT memory_ids FROM co_retrievals ORDER BY created_at")
         ).fetchall()
         assert [r["memory_ids"] for r in co] == [["a", "b"], ["gone", "a"], ["b", "a", "a"]]
+
+
+async def test_fetches_made_before_the_search_was_recorded_count_once(database_url: str) -> None:
+    """A fetch that found no impression yet waits in pending_fetches; recording the search that
+    served the memory before that fetch (and at most five minutes before) counts it once."""
+    async with await psycopg.AsyncConnection.connect(
+        database_url, autocommit=True, row_factory=dict_row
+    ) as db:
+        for mid in ("early", "before", "late", "again", "stale", "unfetched"):
+            await db.execute(
+                "INSERT INTO memories (id, namespace, content) VALUES (%s, 'rec', %s)",
+                (mid, f"memory {mid}"),
+            )
+        # Recent enough that only the "stale" fetch is older than the recorder keeps them.
+        t0 = datetime.now(UTC) - timedelta(minutes=8)
+        fetched = {
+            "early": t0 + timedelta(seconds=1),  # right after the search: a use
+            "before": t0 - timedelta(seconds=1),  # before the search: not a use of it
+            "late": t0 + timedelta(minutes=6),  # too long after
+            "again": t0 + timedelta(seconds=1),  # a use, and served once more afterwards
+            "stale": datetime.now(UTC) - timedelta(minutes=20),  # never served: dropped
+        }
+        for mid, at in fetched.items():
+            await db.execute(
+                "INSERT INTO pending_fetches (memory_id, fetched_at) VALUES (%s, %s)", (mid, at)
+            )
+        pool = await open_pool(database_url, max_size=1)
+        try:
+            await SearchRecorder(pool).record(
+                [
+                    _event(["early", "before", "late", "again", "unfetched"], t0),
+                    _event(["again"], t0 + timedelta(seconds=3), query_hash="q2"),
+                ]
+            )
+        finally:
+            await pool.close()
+
+        useful = await (
+            await db.execute("SELECT id, useful_count FROM memories ORDER BY id")
+        ).fetchall()
+        assert {r["id"]: r["useful_count"] for r in useful} == {
+            "again": 1,
+            "before": 0,
+            "early": 1,
+            "late": 0,
+            "stale": 0,
+            "unfetched": 0,
+        }
+        served = await (
+            await db.execute("SELECT memory_id, served_at FROM search_impressions ORDER BY 1")
+        ).fetchall()
+        # A used impression is gone, except one served again after the fetch.
+        assert [(r["memory_id"], r["served_at"]) for r in served] == [
+            ("again", t0 + timedelta(seconds=3)),
+            ("before", t0),
+            ("late", t0),
+            ("unfetched", t0),
+        ]
+        pending = await (
+            await db.execute("SELECT memory_id FROM pending_fetches ORDER BY 1")
+        ).fetchall()
+        assert [r["memory_id"] for r in pending] == ["before", "late"]

@@ -1,7 +1,8 @@
 """Faults on the write path, on a stack of its own (parts are stopped and started again):
 the embedding model away → a clean 503 and nothing written; NATS, the retrieval process (the
 indexes) or enrichment away → writes are acknowledged, kept, and processed once they return;
-NATS away during a search → the search answers and is counted once NATS returns."""
+NATS away during a search → the search answers and is counted once NATS returns; maintenance
+away → a result fetched before its search is recorded still counts as useful, once."""
 
 from __future__ import annotations
 
@@ -172,6 +173,33 @@ async def test_nats_down_keeps_search_events_and_counts_them_later(
             return
         await asyncio.sleep(0.1)
     raise AssertionError("the search made while NATS was down was never recorded")
+
+
+async def test_a_result_fetched_before_its_search_is_recorded_counts_as_useful_once(
+    fault_stack: Stack, client: httpx.AsyncClient
+) -> None:
+    """The maintenance service records a search's impressions a moment later; a client that
+    fetches a result at once (here: while maintenance is away) still counts one use."""
+    namespace = f"f-{uuid.uuid4().hex[:8]}"
+    memory = await _store(client, namespace, "The ferry leaves the harbour at half past six.")
+    with _stopped(fault_stack, "maintenance"):
+        reply = await client.post(
+            "/api/memories/search", json={"query": "ferry departure", "namespace": namespace}
+        )
+        assert [r["memory"]["id"] for r in reply.json()["results"]] == [memory["id"]]
+        for _ in range(2):
+            fetched = await client.get(f"/api/memories/{memory['id']}")
+            assert fetched.json()["useful_count"] == 0
+    useful = "SELECT useful_count FROM memories WHERE id = %s"
+    for _ in range(300):
+        if _count(fault_stack, useful, memory["id"]) == 1:
+            break
+        await asyncio.sleep(0.1)
+    assert _count(fault_stack, useful, memory["id"]) == 1
+    # The search's impression went into that use: fetching again counts nothing more.
+    assert (await client.get(f"/api/memories/{memory['id']}")).json()["useful_count"] == 1
+    served = "SELECT count(*) FROM search_impressions WHERE memory_id = %s"
+    assert _count(fault_stack, served, memory["id"]) == 0
 
 
 async def test_retrieval_down_keeps_writes_and_indexes_them_later(

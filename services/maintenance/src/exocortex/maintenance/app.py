@@ -46,9 +46,9 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
             handler=SearchRecorder(worker.pool).handle,
             batch_size=256,
             fetch_timeout=0.5,
-            # Side effects may lag a little; a steady stream of searches is then recorded a
-            # few at a time in one statement per kind (see recorder).
-            linger=0.2,
+            # Side effects may lag a little; a steady stream of searches is then recorded
+            # many at a time in one statement per kind (see recorder and settings).
+            linger=settings.recorder_linger_seconds,
         )
         # Exported from the start so dashboards and alerts see the series before the first run.
         log.info("maintenance ready", job_metrics=metrics.JOB_RUNS._name)

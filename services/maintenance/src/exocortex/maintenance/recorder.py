@@ -2,7 +2,8 @@
 
 Consumes `search.performed` (durable `maintenance-search-recorder`) and, per batch in one
 transaction: access counts and the access log (not for compact searches, which only peek),
-search impressions (for implicit usefulness), zero-result queries and co-retrievals. A batch
+search impressions (for implicit usefulness; a fetch that came before its search was recorded is
+counted here), zero-result queries and co-retrievals. A batch
 is written with one statement per kind, not per search: these writes cost about as much CPU
 as the search itself when done one search at a time, and they share the cores with searches.
 
@@ -54,13 +55,39 @@ SELECT l.id, l.query, 'search', l.at
  WHERE l.id IN (SELECT id FROM hit)
 """
 
+# Impressions, and the fetches that came before their search was recorded (see retrieval's
+# reads): a pending fetch made after a memory was first served in the batch, and within five
+# minutes after it was last served, counts as useful once and is consumed. The impression is
+# still kept when the memory was served again after that fetch: a later fetch may use it.
 _IMPRESSION_SQL = """
+WITH served(id, first_at, last_at) AS (
+    SELECT s.id, s.first_at, s.last_at
+      FROM unnest(%(ids)s::text[], %(firsts)s::timestamptz[], %(ats)s::timestamptz[])
+           AS s(id, first_at, last_at)
+      JOIN memories m ON m.id = s.id
+), used AS (
+    DELETE FROM pending_fetches f USING served s
+     WHERE f.memory_id = s.id
+       AND f.fetched_at >= s.first_at
+       AND f.fetched_at <= s.last_at + interval '5 minutes'
+ RETURNING f.memory_id, f.fetched_at
+), counted AS (
+    UPDATE memories m SET useful_count = m.useful_count + 1
+      FROM used u
+     WHERE m.id = u.memory_id
+)
 INSERT INTO search_impressions (memory_id, served_at)
-SELECT s.id, s.at
-  FROM unnest(%(ids)s::text[], %(ats)s::timestamptz[]) AS s(id, at)
-  JOIN memories m ON m.id = s.id
+SELECT s.id, s.last_at
+  FROM served s LEFT JOIN used u ON u.memory_id = s.id
+ WHERE u.memory_id IS NULL OR s.last_at > u.fetched_at
 ON CONFLICT (memory_id) DO UPDATE
    SET served_at = greatest(search_impressions.served_at, EXCLUDED.served_at)
+"""
+
+# A pending fetch older than this can no longer be matched: an impression served up to five
+# minutes before it would have to be recorded more than ten minutes late.
+_STALE_FETCHES_SQL = """
+DELETE FROM pending_fetches WHERE fetched_at < now() - interval '15 minutes'
 """
 
 _MISS_SQL = """
@@ -81,7 +108,9 @@ class _Batch:
     access_counts: Counter[str] = field(default_factory=Counter)
     last_access: dict[str, datetime] = field(default_factory=dict)
     access_log: list[tuple[str, str, datetime]] = field(default_factory=list)
+    # When each served memory was last and first served in the batch.
     impressions: dict[str, datetime] = field(default_factory=dict)
+    first_served: dict[str, datetime] = field(default_factory=dict)
     misses: list[tuple[Any, ...]] = field(default_factory=list)
     co_retrievals: list[tuple[Any, ...]] = field(default_factory=list)
 
@@ -90,6 +119,7 @@ class _Batch:
         served = list(dict.fromkeys(event.result_ids))
         for memory_id in served:
             self.impressions[memory_id] = max(at, self.impressions.get(memory_id, at))
+            self.first_served[memory_id] = min(at, self.first_served.get(memory_id, at))
             if not event.compact:  # compact searches only peek: no access is counted
                 self.access_counts[memory_id] += 1
                 self.last_access[memory_id] = max(at, self.last_access.get(memory_id, at))
@@ -145,10 +175,16 @@ class SearchRecorder:
                     },
                 )
             if batch.impressions:
+                ids = list(batch.impressions)
                 await conn.execute(
                     _IMPRESSION_SQL,
-                    {"ids": TextArray(batch.impressions), "ats": list(batch.impressions.values())},
+                    {
+                        "ids": TextArray(ids),
+                        "firsts": [batch.first_served[i] for i in ids],
+                        "ats": [batch.impressions[i] for i in ids],
+                    },
                 )
+                await conn.execute(_STALE_FETCHES_SQL)
             async with conn.cursor() as cur:
                 if batch.misses:
                     await cur.executemany(_MISS_SQL, batch.misses)

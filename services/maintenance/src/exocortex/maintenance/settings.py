@@ -14,3 +14,12 @@ class MaintenanceSettings(GrpcServiceSettings):
         default=DEFAULT_METRICS_PORTS["maintenance"],
         validation_alias=AliasChoices("EXO_MAINTENANCE_METRICS_PORT"),
     )
+    # How long the search recorder lets events gather before writing a batch. Each batch is a
+    # transaction and a few statements on the cores searches use, so a steady stream of searches
+    # is cheapest recorded every couple of seconds; access counts and impressions lag by that.
+    recorder_linger_seconds: float = Field(
+        default=2.0,
+        ge=0.0,
+        le=60.0,
+        validation_alias=AliasChoices("EXO_MAINTENANCE_RECORDER_LINGER_SECONDS"),
+    )

@@ -22,16 +22,25 @@ MAX_DIFF = 200
 VIEWS = ("recent", "browse", "archived")
 
 # A fetch within this window after a search served the memory counts as useful, once. The
-# impression row is consumed by the same statement, so two processes cannot both count it.
+# impression row is consumed by the same statement, so two processes cannot both count it. A
+# fetch that finds no fresh impression is kept in pending_fetches: the search that served it may
+# not be recorded yet (the recorder batches), and it counts the fetch when it is (see
+# maintenance's recorder).
 _USE_SQL = """
 WITH served AS (
     DELETE FROM search_impressions
      WHERE memory_id = ANY(%(ids)s)
  RETURNING memory_id, served_at > now() - interval '5 minutes' AS fresh
+), counted AS (
+    UPDATE memories m SET useful_count = m.useful_count + 1
+      FROM served s
+     WHERE m.id = s.memory_id AND s.fresh
 )
-UPDATE memories m SET useful_count = m.useful_count + 1
-  FROM served s
- WHERE m.id = s.memory_id AND s.fresh
+INSERT INTO pending_fetches (memory_id, fetched_at)
+SELECT m.id, now() FROM memories m
+ WHERE m.id = ANY(%(ids)s)
+   AND m.id NOT IN (SELECT memory_id FROM served WHERE fresh)
+    ON CONFLICT (memory_id) DO UPDATE SET fetched_at = EXCLUDED.fetched_at
 """
 
 
