@@ -2,6 +2,11 @@
 
 Writes wait until the server has applied them, so a write that returned is searchable and in the
 server's write-ahead log; `flush()` therefore has nothing left to do.
+
+Like the embedded engine, the collection keeps an 8-bit copy of its vectors in RAM for the graph
+walk and rescores the best candidates with the full vectors, so the order returned stays exact
+(see docs/indexes.md). A collection made without it gets it on first use; the server then
+rebuilds its segments in the background.
 """
 
 from __future__ import annotations
@@ -30,6 +35,13 @@ from exocortex.core.indexes.qdrant_common import (
     point_id,
     split_upsert,
     versions_from,
+)
+
+QUANTIZATION = qm.ScalarQuantization(
+    scalar=qm.ScalarQuantizationConfig(type=qm.ScalarType.INT8, always_ram=True)
+)
+SEARCH_PARAMS = qm.SearchParams(
+    quantization=qm.QuantizationSearchParams(rescore=True, oversampling=1.0)
 )
 
 _SCHEMA_TYPES: dict[str, qm.PayloadSchemaType] = {
@@ -72,7 +84,8 @@ class QdrantServerVectorIndex:
         dim: int,
         location: str | None = None,
     ) -> None:
-        # Local mode keeps points in process and ignores payload indexes (it warns about them).
+        # Local mode keeps points in process and ignores payload indexes and quantization (it
+        # warns about the indexes).
         self._local = location is not None
         if location is not None:
             self._client = AsyncQdrantClient(location=location)
@@ -94,7 +107,14 @@ class QdrantServerVectorIndex:
                 await self._client.create_collection(
                     self._collection,
                     vectors_config=qm.VectorParams(size=self._dim, distance=qm.Distance.COSINE),
+                    quantization_config=None if self._local else QUANTIZATION,
                 )
+            elif not self._local:
+                info = await self._client.get_collection(self._collection)
+                if info.config.quantization_config is None:
+                    await self._client.update_collection(
+                        self._collection, quantization_config=QUANTIZATION
+                    )
             for field_name, kind in () if self._local else PAYLOAD_INDEXES:
                 # Creating an index that exists is a no-op on the server.
                 await self._client.create_payload_index(
@@ -134,6 +154,8 @@ class QdrantServerVectorIndex:
             limit=limit,
             with_payload=HIT_FIELDS,
             with_vectors=False,
+            # Local mode searches exactly and warns about search parameters.
+            search_params=None if self._local else SEARCH_PARAMS,
         )
         hits: list[IndexHit] = []
         for p in response.points:
