@@ -66,21 +66,33 @@ async def test_the_tool_list_is_complete_short_and_typed(mcp: Client) -> None:
 
 
 async def test_store_search_get_round_trip(mcp: Client, namespace: str) -> None:
-    first = await store(
+    empty, text = await call(mcp, "memory_search", query="message broker", namespace=namespace)
+    assert empty["count"] == 0
+    assert text == "No memories found matching the query."
+    empty, text = await call(mcp, "memory_context", topic="message broker", namespace=namespace)
+    assert empty["count"] == 0
+    assert text == 'Context for "message broker": no memories found.'
+
+    stored, text = await call(
         mcp,
-        namespace,
-        "We chose NATS JetStream for domain events because it is light and durable.",
+        "memory_store",
+        content="We chose NATS JetStream for domain events because it is light and durable.",
         tags=["Architecture"],
         content_type="decision",
         importance=0.8,
+        namespace=namespace,
     )
+    first = stored["id"]
+    assert text.startswith(f"Stored memory (id: {first} | tags: architecture")  # + auto tags
+    assert text.endswith(")")
     await store(mcp, namespace, "The dashboard uses a dark theme with teal accents.")
 
     found, text = await call(
         mcp, "memory_search", query="which message broker?", namespace=namespace
     )
     assert found["results"][0]["id"] == first
-    assert first in text
+    assert found["mode"] in {"rrf", "legacy"}
+    assert text.startswith(f"Found {found['count']} memories ({found['mode']}):\n[{first}] ")
     assert "JetStream" in text
 
     fetched, text = await call(mcp, "memory_get", ids=[first, "01NOSUCHMEMORY0000000000000"])
@@ -90,7 +102,7 @@ async def test_store_search_get_round_trip(mcp: Client, namespace: str) -> None:
     assert memory["agent"] == "pytest"  # attribution from the adapter's defaults
     assert memory["source"] == "mcp"
     assert fetched["missing"] == ["01NOSUCHMEMORY0000000000000"]
-    assert "not found" in text
+    assert text.endswith("\n[01NOSUCHMEMORY0000000000000] Not found")
 
 
 async def test_store_twice_reports_the_duplicate(mcp: Client, namespace: str) -> None:
@@ -99,7 +111,7 @@ async def test_store_twice_reports_the_duplicate(mcp: Client, namespace: str) ->
     again, text = await call(mcp, "memory_store", content=content, namespace=namespace)
     assert again["id"] == first
     assert again["dedup_action"] == "skipped"
-    assert "Already stored" in text
+    assert text.startswith(f"Stored memory (id: {first} | already stored: matched {first}")
 
 
 async def test_search_compact_and_token_budget(mcp: Client, namespace: str) -> None:
@@ -146,11 +158,12 @@ async def test_linked_memories_come_back_with_a_search(mcp: Client, namespace: s
     )
     assert found["results"][0]["id"] == seed
     assert [x["id"] for x in found["linked"]] == [other]
+    assert text.startswith(f"Found 1 memories ({found['mode']}):\n[{seed}] ")
     assert "Linked (1-hop)" in text
 
     context, text = await call(mcp, "memory_context", topic="billing webhooks", namespace=namespace)
     assert seed in {r["id"] for r in context["results"]} | {x["id"] for x in context["linked"]}
-    assert text.startswith('Context for "billing webhooks"')
+    assert text.startswith(f'Context for "billing webhooks" ({context["count"]} memories):\n')
 
     removed, _ = await call(mcp, "memory_link", source_id=seed, target_id=other, remove=True)
     assert removed["removed"] is True
@@ -163,17 +176,24 @@ async def test_update_and_forget(mcp: Client, namespace: str) -> None:
     )
     assert updated["memory"]["tags"] == ["cache", "config"]
     assert updated["memory"]["importance"] == 0.9
-    assert "Updated" in text
+    assert text.startswith(f'Updated memory {memory_id}: "The cache TTL is five minutes." (')
+    assert "tags: cache, config | importance 0.9" in text
 
-    archived, _ = await call(mcp, "memory_forget", id=memory_id, archive=True)
+    archived, text = await call(mcp, "memory_forget", id=memory_id, archive=True)
     assert archived["deleted"] is False
+    assert text == f"Archived memory {memory_id}"
     fetched, _ = await call(mcp, "memory_get", ids=[memory_id])
     assert fetched["memories"][0]["is_active"] is False
 
-    deleted, _ = await call(mcp, "memory_forget", id=memory_id)
+    deleted, text = await call(mcp, "memory_forget", id=memory_id)
     assert deleted["deleted"] is True
-    gone, _ = await call(mcp, "memory_get", ids=[memory_id])
+    assert text == f'Deleted memory {memory_id}: "The cache TTL is five minutes."'
+    gone, text = await call(mcp, "memory_get", ids=[memory_id])
     assert gone["missing"] == [memory_id]
+    assert text == f"[{memory_id}] Not found"
+
+    again = await call_error(mcp, "memory_forget", id=memory_id)
+    assert f"Memory {memory_id} not found." in again
 
 
 async def test_feedback_counts_known_ids_only(mcp: Client, namespace: str) -> None:
@@ -181,7 +201,10 @@ async def test_feedback_counts_known_ids_only(mcp: Client, namespace: str) -> No
     out, text = await call(mcp, "memory_feedback", ids=[memory_id, "01UNKNOWN000000000000000000"])
     assert out["recorded"] == [memory_id]
     assert out["missing"] == ["01UNKNOWN000000000000000000"]
-    assert "unknown ids" in text
+    assert text == (
+        "Recorded usefulness signal for 1 memories."
+        " Unknown ids (not counted): 01UNKNOWN000000000000000000"
+    )
 
 
 async def test_browse_and_diff(mcp: Client, namespace: str) -> None:
@@ -368,7 +391,11 @@ async def test_bad_input_is_a_tool_error_not_a_crash(mcp: Client, namespace: str
     assert "nothing to update" in await call_error(mcp, "memory_update", id="01ABC")
     assert "not an id" in await call_error(mcp, "memory_forget", id="../../etc")
     unknown = await call_error(mcp, "memory_update", id="01NOSUCH0000000000000000000", tags=["x"])
-    assert "not found" in unknown
+    assert "Memory 01NOSUCH0000000000000000000 not found." in unknown
+    unknown = await call_error(mcp, "memory_forget", id="01NOSUCH0000000000000000000")
+    assert "Memory 01NOSUCH0000000000000000000 not found." in unknown
+    unknown = await call_error(mcp, "memory_forget", id="01NOSUCH0000000000000000000", archive=True)
+    assert "Memory 01NOSUCH0000000000000000000 not found." in unknown
     # The server is still answering.
     await call(mcp, "memory_ping")
 

@@ -45,9 +45,11 @@ def adapter_env(gateway_url: str) -> dict[str, str]:
 
 
 async def store_then_search(client: Client, namespace: str, content: str, query: str) -> None:
-    stored, _ = await call(client, "memory_store", content=content, namespace=namespace)
+    stored, text = await call(client, "memory_store", content=content, namespace=namespace)
+    assert text.startswith(f"Stored memory (id: {stored['id']}")
     found, text = await call(client, "memory_search", query=query, namespace=namespace)
     assert found["results"][0]["id"] == stored["id"]
+    assert text.startswith(f"Found {found['count']} memories ({found['mode']}):")
     assert stored["id"] in text
 
 
@@ -203,6 +205,7 @@ def test_inspector_cli_lists_tools_and_calls_store_then_search(
     )
     assert not stored.get("isError"), stored
     memory_id = stored["structuredContent"]["id"]
+    assert stored["content"][0]["text"].startswith(f"Stored memory (id: {memory_id}")
 
     found = inspector(
         *target,
@@ -217,4 +220,5 @@ def test_inspector_cli_lists_tools_and_calls_store_then_search(
     )
     assert not found.get("isError"), found
     assert found["structuredContent"]["results"][0]["id"] == memory_id
+    assert found["content"][0]["text"].startswith("Found ")
     assert memory_id in found["content"][0]["text"]

@@ -110,7 +110,14 @@ def render_hit(h: Hit, *, full: bool = True) -> str:
 
 
 def render_memory(m: Memory) -> str:
-    lines = [f"[{m.id}] {m.content}"]
+    lines = [f"[{m.id}] {m.content}", "  " + memory_facts(m)]
+    if m.metadata:
+        lines.append(f"  metadata: {m.metadata}")
+    return "\n".join(lines)
+
+
+def memory_facts(m: Memory) -> str:
+    """One line of what is known about a memory besides its content and metadata."""
     facts = [f"type {m.content_type}", f"namespace {m.namespace}"]
     if m.tags:
         facts.append("tags: " + ", ".join(m.tags))
@@ -128,10 +135,7 @@ def render_memory(m: Memory) -> str:
         facts.append("ARCHIVED")
     if m.superseded_by:
         facts.append(f"superseded by {m.superseded_by}")
-    lines.append("  " + " | ".join(facts))
-    if m.metadata:
-        lines.append(f"  metadata: {m.metadata}")
-    return "\n".join(lines)
+    return " | ".join(facts)
 
 
 def ids_argument(ids: list[str], name: str = "ids") -> list[str]:

@@ -70,10 +70,11 @@ def search_body(
     )
 
 
-def render_search(out: SearchOutput, header: str, *, full: bool) -> str:
+def render_search(out: SearchOutput, header: str, empty: str, *, full: bool) -> str:
+    """Result lines under ``header``, then the linked section; ``empty`` when nothing matched."""
     if not out.results:
-        return f"{header}: nothing found."
-    lines = [f"{header} ({out.count}):"]
+        return empty
+    lines = [header]
     lines += [render_hit(h, full=full) for h in out.results]
     if out.linked:
         lines.append("--- Linked (1-hop) ---")
@@ -114,7 +115,15 @@ async def memory_search(
         expanded_query=(expanded_query or "").strip() or None,
     )
     out = await search(Api(ctx), payload)
-    return result(render_search(out, f'Memories for "{out.query}"', full=not compact), out)
+    # The seed's wording: agents written against the seed look for it.
+    mode = f" ({out.mode})" if out.mode else ""
+    text = render_search(
+        out,
+        f"Found {out.count} memories{mode}:",
+        "No memories found matching the query.",
+        full=not compact,
+    )
+    return result(text, out)
 
 
 async def memory_context(
@@ -131,7 +140,13 @@ async def memory_context(
         require_text(topic, "topic"), limit, compact, max_tokens, namespace=namespace
     )
     out = await search(Api(ctx), payload)
-    return result(render_search(out, f'Context for "{out.query}"', full=not compact), out)
+    text = render_search(
+        out,
+        f'Context for "{out.query}" ({out.count} memories):',
+        f'Context for "{out.query}": no memories found.',
+        full=not compact,
+    )
+    return result(text, out)
 
 
 async def memory_get(
@@ -152,7 +167,7 @@ async def memory_get(
             raise reply
         else:
             found.append(memory(reply))
-    lines = [render_memory(m) for m in found] + [f"[{i}] not found" for i in missing]
+    lines = [render_memory(m) for m in found] + [f"[{i}] Not found" for i in missing]
     return result("\n".join(lines), GetOutput(memories=found, missing=missing))
 
 

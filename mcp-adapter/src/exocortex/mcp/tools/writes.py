@@ -15,16 +15,18 @@ from exocortex.mcp.common import (
     check_id,
     ids_argument,
     memory,
-    render_memory,
+    memory_facts,
     require_text,
     result,
 )
+from exocortex.mcp.gateway import NotFound
 from exocortex.mcp.models import (
     DigestOutput,
     FeedbackOutput,
     ForgetOutput,
     IngestOutput,
     LinkOutput,
+    Memory,
     MemoryOutput,
     StoreResult,
 )
@@ -42,6 +44,8 @@ MAX_INGEST_FILES = 200
 MAX_FILE_BYTES = 5 * 1024 * 1024
 # The attribution fields a session digest records.
 DIGEST_WHO = ("agent", "session_id", "model_id", "provider")
+# How much of a memory the update and delete replies quote (the seed's length).
+PREVIEW_CHARS = 80
 
 
 async def memory_store(
@@ -88,21 +92,26 @@ async def memory_store(
     )
     raw = await api.call("POST", "/api/memories", json=payload)
     out = StoreResult.model_validate(raw)
-    verb = {
-        "skipped": "Already stored",
-        "superseded": "Stored (supersedes older)",
-        "merged": "Merged into similar",
-    }.get(out.dedup_action, "Stored")
-    text = f"{verb} memory {out.id}"
-    if out.dedup_action == "merged" and out.dedup_similarity is not None:
-        text += f" ({out.dedup_similarity:.0%} similar; the new text was appended)"
-    elif out.superseded_id and out.dedup_action != "created":
-        text += f" (matched {out.superseded_id})"
+    return result(render_store(out), out)
+
+
+def render_store(out: StoreResult) -> str:
+    """The seed's "Stored memory (id: … | …)" for every outcome; a duplicate or a merge says
+    which memory it went to in the details."""
+    details = [f"id: {out.id}"]
+    if out.dedup_action == "skipped":
+        details.append(f"already stored: matched {out.superseded_id or out.id}")
+    elif out.dedup_action == "superseded":
+        details.append(f"supersedes older {out.superseded_id or 'memory'}")
+    elif out.dedup_action == "merged":
+        similarity = out.dedup_similarity
+        similar = f", {similarity:.0%} similar" if similarity is not None else ""
+        details.append(f"merged into a similar memory{similar}; the new text was appended")
     if out.tags:
-        text += f" | tags: {', '.join(out.tags)}"
+        details.append(f"tags: {', '.join(out.tags)}")
     if not out.indexed:
-        text += " | searchable in a moment"
-    return result(text, out)
+        details.append("searchable in a moment")
+    return f"Stored memory ({' | '.join(details)})"
 
 
 async def memory_update(
@@ -137,9 +146,30 @@ async def memory_update(
         patch["expires_at"] = expires_at or None
     if not patch:
         raise ToolError("nothing to update: give at least one field besides `id`")
-    raw = await Api(ctx).call("PATCH", f"/api/memories/{check_id(id)}", json=patch)
+    memory_id = check_id(id)
+    try:
+        raw = await Api(ctx).call("PATCH", f"/api/memories/{memory_id}", json=patch)
+    except NotFound as exc:
+        raise NotFound(not_found(memory_id)) from exc
     updated = memory(raw)
-    return result("Updated\n" + render_memory(updated), MemoryOutput(memory=updated))
+    return result(render_update(updated), MemoryOutput(memory=updated))
+
+
+def render_update(m: Memory) -> str:
+    """The seed's `Updated memory <id>: "<preview>" (…)`, with all the facts we know in the
+    parentheses; the full content follows when the preview cut it."""
+    lines = [f'Updated memory {m.id}: "{m.content[:PREVIEW_CHARS]}" ({memory_facts(m)})']
+    if len(m.content) > PREVIEW_CHARS:
+        lines.append(f"  content: {m.content}")
+    if m.metadata:
+        lines.append(f"  metadata: {m.metadata}")
+    return "\n".join(lines)
+
+
+def not_found(memory_id: str) -> str:
+    # The seed's sentence for an unknown id (the gateway answers the same for another
+    # namespace's memory, so a scoped key learns nothing more here either).
+    return f"Memory {memory_id} not found."
 
 
 async def memory_forget(
@@ -149,12 +179,19 @@ async def memory_forget(
 ) -> Annotated[CallToolResult, ForgetOutput]:
     """Delete a memory for good, or archive it."""
     api = Api(ctx)
-    path = f"/api/memories/{check_id(id)}"
-    if archive:
-        await api.call("POST", f"{path}/archive")
-        return result(f"Archived memory {id}", ForgetOutput(id=id, deleted=False))
-    await api.call("DELETE", path)
-    return result(f"Deleted memory {id}", ForgetOutput(id=id, deleted=True))
+    memory_id = check_id(id)
+    path = f"/api/memories/{memory_id}"
+    try:
+        if archive:
+            await api.call("POST", f"{path}/archive")
+            return result(f"Archived memory {memory_id}", ForgetOutput(id=memory_id, deleted=False))
+        # DELETE answers with the id only; the reply quotes what was deleted, as the seed's does.
+        doomed = memory(await api.call("GET", path))
+        await api.call("DELETE", path)
+    except NotFound as exc:
+        raise NotFound(not_found(memory_id)) from exc
+    text = f'Deleted memory {memory_id}: "{doomed.content[:PREVIEW_CHARS]}"'
+    return result(text, ForgetOutput(id=memory_id, deleted=True))
 
 
 async def memory_feedback(
@@ -166,9 +203,9 @@ async def memory_feedback(
         recorded=raw.get("recorded_ids", raw.get("recorded", [])),
         missing=raw.get("missing_ids", raw.get("missing", [])),
     )
-    text = f"Recorded usefulness for {len(out.recorded)} memories"
+    text = f"Recorded usefulness signal for {len(out.recorded)} memories."
     if out.missing:
-        text += f"; unknown ids (not counted): {', '.join(out.missing)}"
+        text += f" Unknown ids (not counted): {', '.join(out.missing)}"
     return result(text, out)
 
 
