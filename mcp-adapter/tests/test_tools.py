@@ -169,6 +169,12 @@ async def test_linked_memories_come_back_with_a_search(mcp: Client, namespace: s
     assert removed["removed"] is True
 
 
+async def test_benchmark_data_is_stored_as_a_metadata_memory(mcp: Client, namespace: str) -> None:
+    memory_id = await store(mcp, namespace, "Benchmark run 14: 512 stores.", benchmark=True)
+    fetched, _ = await call(mcp, "memory_get", ids=[memory_id])
+    assert fetched["memories"][0]["importance"] == 0.15  # a metadata memory's importance
+
+
 async def test_update_and_forget(mcp: Client, namespace: str) -> None:
     memory_id = await store(mcp, namespace, "The cache TTL is five minutes.")
     updated, text = await call(
@@ -178,6 +184,9 @@ async def test_update_and_forget(mcp: Client, namespace: str) -> None:
     assert updated["memory"]["importance"] == 0.9
     assert text.startswith(f'Updated memory {memory_id}: "The cache TTL is five minutes." (')
     assert "tags: cache, config | importance 0.9" in text
+    # Attribution alone is an update too.
+    reattributed, _ = await call(mcp, "memory_update", id=memory_id, agent="reviewer")
+    assert reattributed["memory"]["agent"] == "reviewer"
 
     archived, text = await call(mcp, "memory_forget", id=memory_id, archive=True)
     assert archived["deleted"] is False

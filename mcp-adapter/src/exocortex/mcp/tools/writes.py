@@ -58,6 +58,9 @@ async def memory_store(
     namespace: str | None = None,
     metadata: dict[str, Any] | None = None,
     is_metadata: bool | None = None,
+    benchmark: Annotated[
+        bool, Field(description="test or benchmark data: stored as a metadata memory")
+    ] = False,
     expires_at: Annotated[str | None, Field(description="ISO 8601")] = None,
     provider: str | None = None,
     model_id: str | None = None,
@@ -77,6 +80,7 @@ async def memory_store(
         namespace=namespace,
         metadata=metadata,
         is_metadata=is_metadata,
+        benchmark=benchmark or None,
         expires_at=expires_at,
         source="mcp",
     )
@@ -129,6 +133,12 @@ async def memory_update(
     expires_at: Annotated[str | None, Field(description="ISO 8601; empty clears")] = None,
     namespace: str | None = None,
     source_uri: str | None = None,
+    provider: str | None = None,
+    model_id: str | None = None,
+    model_name: str | None = None,
+    agent: str | None = None,
+    session_id: str | None = None,
+    conversation_id: str | None = None,
 ) -> Annotated[CallToolResult, MemoryOutput]:
     """Change fields of a memory; fields left out stay as they are."""
     patch = body(
@@ -141,6 +151,12 @@ async def memory_update(
         is_metadata=is_metadata,
         namespace=namespace,
         source_uri=source_uri,
+        provider=provider,
+        model_id=model_id,
+        model_name=model_name,
+        agent=agent,
+        session_id=session_id,
+        conversation_id=conversation_id,
     )
     if expires_at is not None:
         patch["expires_at"] = expires_at or None
