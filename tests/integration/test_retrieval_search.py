@@ -57,6 +57,9 @@ async def test_a_single_keyword_hit_ranks_with_its_breakdown(
     assert breakdown["keyword_rank"] == 1
     assert 0 < breakdown["recency"] <= 1
     assert breakdown["boost"] >= 1
+    # The original API's top-level signal fields, the same values as in the breakdown.
+    assert first["recency_score"] == breakdown["recency"]
+    assert first["frequency_score"] == breakdown["frequency"]
     assert body["mode"] == "rrf"
     assert body["degraded"] == []
 

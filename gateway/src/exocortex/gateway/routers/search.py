@@ -98,6 +98,8 @@ class SearchResult(BaseModel):
     score: float
     vector_score: float
     fts_score: float
+    recency_score: float = Field(description="The recency signal (also in the breakdown).")
+    frequency_score: float = Field(description="The frequency signal (also in the breakdown).")
     score_breakdown: ScoreBreakdown
 
 
@@ -143,6 +145,8 @@ def search_result(r: retrieval_pb2.SearchResult) -> dict[str, Any]:
         "score": r.score,
         "vector_score": b.vector,
         "fts_score": b.keyword,
+        "recency_score": b.recency,
+        "frequency_score": b.frequency,
         "score_breakdown": {
             "fused": b.fused,
             "vector_rank": b.vector_rank or None,
