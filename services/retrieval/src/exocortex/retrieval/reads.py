@@ -80,7 +80,12 @@ class ReadService:
         unique = list(dict.fromkeys(ids))
         async with self._pool.connection() as conn:
             if record_use and unique:
-                await conn.execute(_USE_SQL, {"ids": unique})
+                async with conn.transaction():
+                    # Every recorded fetch writes a row; a use is a soft ranking signal, so a
+                    # read does not wait for the WAL to reach the disk (a crash may lose the
+                    # last moment of uses, never a memory).
+                    await conn.execute("SET LOCAL synchronous_commit = off")
+                    await conn.execute(_USE_SQL, {"ids": unique})
             rows = await memories.get_many(conn, unique)
         found = [rows[i] for i in unique if i in rows]
         missing = [i for i in unique if i not in rows]
