@@ -31,6 +31,11 @@ async def test_import_reports_per_item_results(api: httpx.AsyncClient, namespace
     assert body["failed"] == 1
     assert body["errors"][0].startswith("memories.41:")
     results = body["results"]
+    # Distinct texts in a new namespace: each is a memory of its own (the long one's chunks
+    # are named after the others; their ids once clashed and the batch fell back to
+    # deduplicating its items against each other).
+    assert [r["dedup_action"] for r in results[:40]] == ["created"] * 40
+    assert results[42]["dedup_action"] == "created"
     assert results[40]["dedup_action"] == "skipped"
     assert results[40]["id"] == results[0]["id"]
     assert results[41]["field"] == "memories.41.content"

@@ -27,6 +27,8 @@ BATCH_SIZE = 128
 # A batch of long texts on a busy CPU can take a while; a store keeps the short default.
 EMBED_TIMEOUT_SECONDS = 180.0
 MAX_ITEMS = 10_000
+# The unique index that allows one active root memory per text (namespace, type, hash).
+HASH_CONSTRAINT = "uq_memories_active_root_hash"
 
 
 @dataclass
@@ -237,7 +239,11 @@ class BulkImporter:
             async with self._ingest.pool.connection() as conn, conn.transaction():
                 await bulk.insert_memories(conn, all_rows)
                 await bulk.enqueue_events(conn, evts)
-        except psycopg.errors.UniqueViolation:
+        except psycopg.errors.UniqueViolation as exc:
+            if exc.diag.constraint_name != HASH_CONSTRAINT:
+                # Not a duplicate text (an id clash would be a bug): fail the batch, whose
+                # transaction wrote nothing, rather than dedup its items against each other.
+                raise
             # A concurrent writer stored one of these meanwhile: fall back to one at a time,
             # where each store resolves its own race.
             log.info("bulk insert raced with another writer; storing one by one")
