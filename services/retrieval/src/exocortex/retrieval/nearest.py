@@ -10,11 +10,13 @@ import numpy as np
 
 from exocortex.core.domain.vectors import from_bytes
 from exocortex.core.errors import InvalidArgument
-from exocortex.core.indexes.base import IndexFilter, VectorIndex
+from exocortex.core.indexes.base import IndexFilter, IndexHit, VectorIndex
 from exocortex.proto.v1 import retrieval_pb2
 
 MAX_QUERIES = 512
 MAX_LIMIT = 200
+# The most hits one lookup reads while looking for roots among chunks and variants.
+MAX_FETCH = 1_000
 
 
 async def nearest(
@@ -37,21 +39,40 @@ async def nearest(
             exclude_metadata=request.exclude_metadata,
             exclude_ids=tuple(query.exclude_ids),
         )
-        # Chunk hits are dropped after the search when only roots are wanted, so ask for more.
         fetch = limit * 3 if request.roots_only else limit
-        hits = await index.search(vector, fetch, flt)
-        out = retrieval_pb2.NearestHits()
-        for hit in hits:
-            if hit.score < request.min_similarity:
-                break
-            if request.roots_only and hit.parent_id:
-                continue
-            item = out.hits.add(memory_id=hit.memory_id, similarity=hit.score)
-            if hit.parent_id:
-                item.parent_id = hit.parent_id
-            if len(out.hits) >= limit:
-                break
-        return out
+        while True:
+            hits = await index.search(vector, fetch, flt)
+            out = _hits(hits, request, limit)
+            # Chunk and variant hits are dropped after the search when only roots are wanted,
+            # so ask for more. A memory kept in many wordings (variants) can fill the first
+            # hits on its own and push its own root out of them: then ask again, for more.
+            done = (
+                not request.roots_only
+                or len(out.hits) >= limit
+                or len(hits) < fetch
+                or hits[-1].score < request.min_similarity
+                or fetch >= MAX_FETCH
+            )
+            if done:
+                return out
+            fetch = min(fetch * 4, MAX_FETCH)
 
     results = await asyncio.gather(*(one(q) for q in request.queries))
     return retrieval_pb2.NearestResponse(results=results)
+
+
+def _hits(
+    hits: list[IndexHit], request: retrieval_pb2.NearestRequest, limit: int
+) -> retrieval_pb2.NearestHits:
+    out = retrieval_pb2.NearestHits()
+    for hit in hits:
+        if hit.score < request.min_similarity:
+            break
+        if request.roots_only and hit.parent_id:
+            continue
+        item = out.hits.add(memory_id=hit.memory_id, similarity=hit.score)
+        if hit.parent_id:
+            item.parent_id = hit.parent_id
+        if len(out.hits) >= limit:
+            break
+    return out
