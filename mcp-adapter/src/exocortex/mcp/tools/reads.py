@@ -41,6 +41,11 @@ MaxTokens = Annotated[int, Field(ge=100, le=100_000, description="pack results i
 Date = Annotated[str, Field(description="ISO 8601 date or time")]
 
 
+# memory_timeline's default lengths: entries, and episodes per month in hierarchy mode.
+TIMELINE_LIMIT = 50
+HIERARCHY_EPISODES = 20
+
+
 async def search(api: Api, payload: dict[str, Any]) -> SearchOutput:
     """POST /api/memories/search and convert the answer (compact or full)."""
     raw = await api.call("POST", "/api/memories/search", json=payload)
@@ -278,12 +283,15 @@ async def memory_timeline(
     month: Annotated[str | None, Field(description="YYYY-MM (hierarchy)")] = None,
     after: Date | None = None,
     before: Date | None = None,
-    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+    limit: Annotated[
+        int | None, Field(ge=1, le=200, description="50; episodes per month in hierarchy: 20")
+    ] = None,
     tags: Tags | None = None,
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, TimelineOutput]:
     """Decision history, a memory's lineage, a topic's evolution, or the month hierarchy."""
     api = Api(ctx)
+    limit = limit or (HIERARCHY_EPISODES if mode == "hierarchy" else TIMELINE_LIMIT)
     if mode == "hierarchy":
         raw = await api.call(
             "GET",
