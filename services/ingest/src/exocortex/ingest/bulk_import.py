@@ -27,8 +27,6 @@ BATCH_SIZE = 128
 # A batch of long texts on a busy CPU can take a while; a store keeps the short default.
 EMBED_TIMEOUT_SECONDS = 180.0
 MAX_ITEMS = 10_000
-# The unique index that allows one active root memory per text (namespace, type, hash).
-HASH_CONSTRAINT = "uq_memories_active_root_hash"
 
 
 @dataclass
@@ -240,7 +238,7 @@ class BulkImporter:
                 await bulk.insert_memories(conn, all_rows)
                 await bulk.enqueue_events(conn, evts)
         except psycopg.errors.UniqueViolation as exc:
-            if exc.diag.constraint_name != HASH_CONSTRAINT:
+            if exc.diag.constraint_name != memories.ACTIVE_ROOT_HASH_INDEX:
                 # Not a duplicate text (an id clash would be a bug): fail the batch, whose
                 # transaction wrote nothing, rather than dedup its items against each other.
                 raise

@@ -127,6 +127,11 @@ async def get_many(
     return {row["id"]: row for row in await cur.fetchall()}
 
 
+# The unique index that allows one active root memory per text (namespace, type, hash): a
+# store that trips it lost a race to an identical store.
+ACTIVE_ROOT_HASH_INDEX = "uq_memories_active_root_hash"
+
+
 async def find_active_root_by_hash(
     conn: AsyncConnection[Row], namespace: str, content_type: str, digest: str
 ) -> Row | None:
