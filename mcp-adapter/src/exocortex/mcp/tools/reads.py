@@ -120,7 +120,7 @@ async def memory_search(
         expanded_query=(expanded_query or "").strip() or None,
     )
     out = await search(Api(ctx), payload)
-    # The seed's wording: agents written against the seed look for it.
+    # The original tool's wording: agents written against it look for it.
     mode = f" ({out.mode})" if out.mode else ""
     text = render_search(
         out,

@@ -44,7 +44,7 @@ MAX_INGEST_FILES = 200
 MAX_FILE_BYTES = 5 * 1024 * 1024
 # The attribution fields a session digest records.
 DIGEST_WHO = ("agent", "session_id", "model_id", "provider")
-# How much of a memory the update and delete replies quote (the seed's length).
+# How much of a memory the update and delete replies quote (the original tool's length).
 PREVIEW_CHARS = 80
 
 
@@ -100,7 +100,7 @@ async def memory_store(
 
 
 def render_store(out: StoreResult) -> str:
-    """The seed's "Stored memory (id: … | …)" for every outcome; a duplicate or a merge says
+    """The original "Stored memory (id: … | …)" for every outcome; a duplicate or a merge says
     which memory it went to in the details."""
     details = [f"id: {out.id}"]
     if out.dedup_action == "skipped":
@@ -172,7 +172,7 @@ async def memory_update(
 
 
 def render_update(m: Memory) -> str:
-    """The seed's `Updated memory <id>: "<preview>" (…)`, with all the facts we know in the
+    """The original `Updated memory <id>: "<preview>" (…)`, with all the facts we know in the
     parentheses; the full content follows when the preview cut it."""
     lines = [f'Updated memory {m.id}: "{m.content[:PREVIEW_CHARS]}" ({memory_facts(m)})']
     if len(m.content) > PREVIEW_CHARS:
@@ -183,7 +183,7 @@ def render_update(m: Memory) -> str:
 
 
 def not_found(memory_id: str) -> str:
-    # The seed's sentence for an unknown id (the gateway answers the same for another
+    # The original tool's sentence for an unknown id (the gateway answers the same for another
     # namespace's memory, so a scoped key learns nothing more here either).
     return f"Memory {memory_id} not found."
 
@@ -201,7 +201,7 @@ async def memory_forget(
         if archive:
             await api.call("POST", f"{path}/archive")
             return result(f"Archived memory {memory_id}", ForgetOutput(id=memory_id, deleted=False))
-        # DELETE answers with the id only; the reply quotes what was deleted, as the seed's does.
+        # DELETE answers with the id only; the reply quotes what was deleted, as the original did.
         doomed = memory(await api.call("GET", path))
         await api.call("DELETE", path)
     except NotFound as exc:
