@@ -85,6 +85,15 @@ async def test_scoped_key_stays_in_its_namespaces(guarded: str, namespace: str) 
             "/api/memories/search", json={"query": "secret", "namespace": other}
         )
         assert search.status_code == 403
+        # A search naming no namespace spans every namespace: a scoped key must name one.
+        everywhere = await client.post("/api/memories/search", json={"query": "secret"})
+        assert everywhere.status_code == 403
+        assert everywhere.json()["field"] == "namespace"
+        mine = await client.post(
+            "/api/memories/search", json={"query": "secret", "namespace": namespace}
+        )
+        assert mine.status_code == 200
+        assert foreign_memory["id"] not in [r["memory"]["id"] for r in mine.json()["results"]]
 
         # Ids of another namespace look exactly like ids that do not exist.
         for method, path in (

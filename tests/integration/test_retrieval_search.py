@@ -245,6 +245,40 @@ async def test_legacy_weighted_mode(api: httpx.AsyncClient, namespace: str) -> N
         await asyncio.sleep(5.5)
 
 
+async def test_a_search_naming_no_namespace_spans_every_namespace(
+    api: httpx.AsyncClient, namespace: str, db: Conn
+) -> None:
+    other = f"{namespace}-elsewhere"
+    here = await store(api, namespace, "The quokkaflux relay was retired in the spring cleanup.")
+    there = await store(api, other, "The quokkaflux relay still feeds the legacy dashboard.")
+
+    async def everywhere(path: str, **body: Any) -> list[str]:
+        reply = await api.post(path, json={"query": "quokkaflux relay", "limit": 20, **body})
+        assert reply.status_code == 200, reply.text
+        return ids(reply.json())
+
+    found = await everywhere("/api/memories/search")
+    assert {here, there} <= set(found)
+    assert set(await everywhere("/api/memories/search", compact=True)) >= {here, there}
+    assert {here, there} <= set(await everywhere("/api/memories/context-graph"))
+    # Naming a namespace keeps to it.
+    named = await everywhere("/api/memories/search", namespace=other)
+    assert there in named and here not in named
+
+    # A miss over every namespace is logged without one.
+    miss = f"quokkaflux {namespace}"
+    reply = await api.post(
+        "/api/memories/search", json={"query": miss, "tags": ["no-such-tag"], "compact": True}
+    )
+    assert reply.json()["count"] == 0
+    await eventually(
+        db,
+        "SELECT count(*) FROM search_misses WHERE namespace IS NULL AND query = %s",
+        (miss,),
+        1,
+    )
+
+
 async def test_search_side_effects_are_recorded_off_the_hot_path(
     api: httpx.AsyncClient, namespace: str, db: Conn
 ) -> None:

@@ -37,7 +37,12 @@ class SearchBody(BaseModel):
     )
     limit: int = Field(default=10, ge=1, le=100)
     offset: int = Field(default=0, ge=0, le=10_000)
-    namespace: str = Field(default="default", min_length=1, max_length=128)
+    namespace: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="Only this namespace; omitted: every namespace (the API key must allow all).",
+    )
     tags: list[str] = Field(default_factory=list, max_length=50)
     content_type: ContentType | None = None
     source: Source | None = None
@@ -62,7 +67,12 @@ class ContextGraphBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=4000)
-    namespace: str = Field(default="default", min_length=1, max_length=128)
+    namespace: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="Only this namespace; omitted: every namespace (the API key must allow all).",
+    )
     limit: int = Field(default=10, ge=1, le=100)
     max_tokens: int | None = Field(default=None, ge=100, le=100_000)
     compact: bool = False
@@ -184,7 +194,7 @@ def linked_result(x: retrieval_pb2.LinkedMemory) -> dict[str, Any]:
 def search_request(body: SearchBody) -> retrieval_pb2.SearchRequest:
     request = retrieval_pb2.SearchRequest(
         query=body.query,
-        namespace=body.namespace,
+        namespace=body.namespace or "",
         limit=body.limit,
         offset=body.offset,
         tags=body.tags,
@@ -239,7 +249,7 @@ async def context_graph(body: ContextGraphBody, backends: BackendsDep) -> dict[s
     reply: retrieval_pb2.ContextGraphResponse = await backends.retrieval.ContextGraph(
         retrieval_pb2.ContextGraphRequest(
             query=body.query,
-            namespace=body.namespace,
+            namespace=body.namespace or "",
             limit=body.limit,
             max_tokens=body.max_tokens or 0,
             compact=body.compact,

@@ -126,13 +126,20 @@ class _Batch:
                 self.access_log.append((memory_id, f"hash:{event.query_hash}", at))
         results = list(event.result_ids[: event.result_count])
         if event.result_count == 0:
+            # A search over every namespace is logged with no namespace (NULL).
             self.misses.append(
-                (event.namespace, event.miss_query, event.max_score, event.filters_json or "{}", at)
+                (
+                    event.namespace or None,
+                    event.miss_query,
+                    event.max_score,
+                    event.filters_json or "{}",
+                    at,
+                )
             )
         elif len(results) >= 2:
             self.co_retrievals.append(
                 (
-                    event.namespace,
+                    event.namespace or None,
                     event.query_hash,
                     results[:CO_RETRIEVAL_TOP],
                     event.result_count,

@@ -82,8 +82,7 @@ _ENTITY_TERMS = """
 WITH hit AS (
     SELECT e.id, e.name, e.aliases
     FROM entities e
-    WHERE e.namespace = %(namespace)s
-      AND (lower(e.name) = ANY(%(phrases)s)
+    WHERE {scope}(lower(e.name) = ANY(%(phrases)s)
            OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.aliases) a
                       WHERE lower(a) = ANY(%(phrases)s)))
     LIMIT 20
@@ -105,12 +104,15 @@ ORDER BY h.name
 """
 
 
-async def entity_terms(conn: AsyncConnection[Row], namespace: str, query: str) -> list[str]:
+async def entity_terms(conn: AsyncConnection[Row], namespace: str | None, query: str) -> list[str]:
+    """Entity names, aliases and related names for the query's phrases, in the namespace or,
+    with None, in every namespace (a separate statement, so each keeps its own plan)."""
     grams = phrases(query)
     if not grams:
         return []
+    scope = "" if namespace is None else "e.namespace = %(namespace)s AND "
     cur = await conn.execute(
-        _ENTITY_TERMS,
+        _ENTITY_TERMS.format(scope=scope),
         {"namespace": namespace, "phrases": TextArray(grams), "related": RELATED_PER_ENTITY},
     )
     out: list[str] = []
@@ -134,7 +136,7 @@ def select_terms(query: str, candidates: list[str], max_terms: int) -> list[str]
 
 
 async def expand(
-    conn: AsyncConnection[Row], namespace: str, query: str, settings: ExpansionSettings
+    conn: AsyncConnection[Row], namespace: str | None, query: str, settings: ExpansionSettings
 ) -> list[str]:
     if not settings.enabled or settings.max_terms == 0:
         return []

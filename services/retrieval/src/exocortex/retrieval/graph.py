@@ -47,7 +47,8 @@ SELECT memory_id, max(score) AS score FROM (
     SELECT me.memory_id, 1.0
       FROM memory_entities me
       JOIN entities e ON e.id = me.entity_id
-     WHERE me.memory_id = ANY(%(c)s) AND e.namespace = %(ns)s AND lower(e.name) = ANY(%(names)s)
+     WHERE me.memory_id = ANY(%(c)s) AND lower(e.name) = ANY(%(names)s)
+       AND (%(ns)s::text IS NULL OR e.namespace = %(ns)s)
 ) g
 GROUP BY memory_id
 """
@@ -91,7 +92,7 @@ def entity_names(query: str) -> list[str]:
 
 async def proximity(
     conn: AsyncConnection[Row],
-    namespace: str,
+    namespace: str | None,
     candidates: Sequence[str],
     seeds: Sequence[str],
     query: str,
@@ -125,15 +126,19 @@ async def linked(conn: AsyncConnection[Row], result_ids: Sequence[str], limit: i
     ]
 
 
-async def max_access(conn: AsyncConnection[Row], namespace: str) -> int:
-    """The highest access count among the namespace's active memories (chunks are never ranked
-    on their own). Limited to roots, the join reads the narrow partial index on (namespace, id)
-    instead of every wide row: 55 instead of 340 ms at 100k memories."""
-    cur = await conn.execute(
+async def max_access(conn: AsyncConnection[Row], namespace: str | None) -> int:
+    """The highest access count among the namespace's active memories, or every namespace's
+    with None (chunks are never ranked on their own). Limited to roots, the join reads the
+    narrow partial index on (namespace, id) instead of every wide row: 55 instead of 340 ms at
+    100k memories."""
+    sql = (
         "SELECT coalesce(max(u.access_count), 0) AS n FROM memory_usage u "
         "JOIN memories m ON m.id = u.memory_id "
-        "WHERE m.namespace = %s AND m.is_active AND m.parent_id IS NULL",
-        (namespace,),
+        "WHERE m.is_active AND m.parent_id IS NULL"
     )
+    if namespace is None:
+        cur = await conn.execute(sql)
+    else:
+        cur = await conn.execute(sql + " AND m.namespace = %s", (namespace,))
     row = await cur.fetchone()
     return int(row["n"]) if row else 0

@@ -41,7 +41,7 @@ Found = dict[str, list[tuple[str, int]]]
 _NEIGHBOURS_SQL = """
 SELECT w.seed, n.id, n.side
   FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
-  JOIN memories s ON s.id = w.seed AND s.namespace = %(ns)s
+  JOIN memories s ON s.id = w.seed AND (%(ns)s::text IS NULL OR s.namespace = %(ns)s)
  CROSS JOIN LATERAL (
     (SELECT m.id, -1 AS side
        FROM memories m
@@ -131,7 +131,7 @@ class NeighbourSettings:
 
 async def around(
     conn: AsyncConnection[Row],
-    namespace: str,
+    namespace: str | None,
     seeds: Sequence[str],
     cfg: NeighbourSettings,
 ) -> Found:

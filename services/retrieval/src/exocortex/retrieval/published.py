@@ -53,7 +53,8 @@ def to_event(
     served = [r.row["id"] for r in outcome.results] + [x.row["id"] for x in outcome.linked]
     return events_pb2.SearchPerformed(
         query_hash=query_hash(req.query),
-        namespace=req.namespace or "default",
+        # Empty for a search over every namespace.
+        namespace=req.namespace,
         result_ids=served,
         compact=req.compact,
         result_count=len(outcome.results),

@@ -176,7 +176,7 @@ class SearchService:
         self, req: retrieval_pb2.SearchRequest, settings: dict[str, str], exclude_metadata: bool
     ) -> IndexFilter:
         return IndexFilter(
-            namespace=req.namespace or "default",
+            namespace=req.namespace or None,
             tags_any=tuple(expand_aliases(req.tags, alias_map(settings))) if req.tags else (),
             content_type=req.content_type if req.HasField("content_type") else None,
             source=req.source if req.HasField("source") else None,
@@ -195,7 +195,8 @@ class SearchService:
         query, limit = validate(req)
         settings = await self._settings.get()
         cfg = scoring.ScoringSettings.from_settings(settings)
-        namespace = req.namespace or "default"
+        # No namespace: every namespace (the caller's key was checked for that at the gateway).
+        namespace = req.namespace or None
         meta_wanted = scoring.wants_metadata(req.include_metadata, req.tags, query, cfg)
         flt = self._filter(req, settings, cfg.metadata_mode == "exclude" and not meta_wanted)
         page_size = max(limit, PACK_POOL) if req.max_tokens else limit
@@ -311,14 +312,16 @@ class SearchService:
         async with self._pool.connection() as conn:
             return await _timed("hydrate", memories.get_many(conn, ids))
 
-    async def _proximity(self, namespace: str, ids: list[str], query: str) -> dict[str, float]:
+    async def _proximity(
+        self, namespace: str | None, ids: list[str], query: str
+    ) -> dict[str, float]:
         async with self._pool.connection() as conn:
             return await _timed(
                 "graph", graph.proximity(conn, namespace, ids, ids[:GRAPH_SEEDS], query)
             )
 
     async def _around(
-        self, namespace: str, ids: list[str], cfg: neighbours.NeighbourSettings
+        self, namespace: str | None, ids: list[str], cfg: neighbours.NeighbourSettings
     ) -> neighbours.Found:
         """The top candidates' arrival neighbours."""
         async with self._pool.connection() as conn:
@@ -392,33 +395,33 @@ class SearchService:
             ready, asked = need, set(need)
             pending = [i for i in pending if i not in asked]
 
-    async def _namespace_max_access(self, namespace: str) -> int:
-        cached = self._max_access.peek(namespace)
+    async def _namespace_max_access(self, namespace: str | None) -> int:
+        cached = self._max_access.peek(namespace or "")
         if cached is None:
             return await self._read_max_access(namespace)
         value, fresh = cached
-        if not fresh and namespace not in self._max_access_refreshing:
+        if not fresh and (namespace or "") not in self._max_access_refreshing:
             # It reads every used memory (200-300 ms at 100k): a search answers with the
             # last value and the refresh runs beside it, instead of one search a minute
             # waiting for it.
-            self._max_access_refreshing.add(namespace)
+            self._max_access_refreshing.add(namespace or "")
             task = asyncio.create_task(self._refresh_max_access(namespace))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
         return value
 
-    async def _refresh_max_access(self, namespace: str) -> None:
+    async def _refresh_max_access(self, namespace: str | None) -> None:
         try:
             await self._read_max_access(namespace)
         except Exception as exc:
             log.warning("max access refresh failed; the last value stays", error=str(exc))
         finally:
-            self._max_access_refreshing.discard(namespace)
+            self._max_access_refreshing.discard(namespace or "")
 
-    async def _read_max_access(self, namespace: str) -> int:
+    async def _read_max_access(self, namespace: str | None) -> int:
         async with self._pool.connection() as conn:
             value = await graph.max_access(conn, namespace)
-        self._max_access.put(namespace, value)
+        self._max_access.put(namespace or "", value)
         return value
 
     @staticmethod
@@ -498,7 +501,7 @@ class SearchService:
 
     async def _keyword_hits(
         self,
-        namespace: str,
+        namespace: str | None,
         query: str,
         extra: str,
         cfg: expansion.ExpansionSettings,

@@ -80,6 +80,7 @@ class SearchPerformed(_message.Message):
     FILTERS_JSON_FIELD_NUMBER: _builtins.int
     query_hash: _builtins.str
     namespace: _builtins.str
+    """Empty when the search spanned every namespace."""
     compact: _builtins.bool
     result_count: _builtins.int
     max_score: _builtins.float

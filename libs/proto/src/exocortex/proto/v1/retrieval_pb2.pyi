@@ -46,6 +46,7 @@ class SearchRequest(_message.Message):
     EXPANDED_QUERY_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     namespace: _builtins.str
+    """Empty: every namespace."""
     limit: _builtins.int
     offset: _builtins.int
     content_type: _builtins.str
@@ -296,6 +297,7 @@ class ContextGraphRequest(_message.Message):
     LIMIT_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     namespace: _builtins.str
+    """Empty: every namespace."""
     max_tokens: _builtins.int
     compact: _builtins.bool
     max_linked: _builtins.int
