@@ -11,24 +11,13 @@ import httpx
 import psycopg
 
 from exocortex.cli.stack import Stack
+from exocortex.testing.rest import wait_enriched
 
 
 async def _store(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
     reply = await api.post("/api/memories", json=body)
     assert reply.status_code == 201, reply.text
     return dict(reply.json())
-
-
-async def wait_enriched(
-    api: httpx.AsyncClient, memory_id: str, attempts: int = 300
-) -> dict[str, Any]:
-    """Poll until the worker has finished (bounded; the speed is measured in benchmarks)."""
-    for _ in range(attempts):
-        memory = (await api.get(f"/api/memories/{memory_id}")).json()
-        if memory["enrichment_status"] == "done":
-            return dict(memory)
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"memory {memory_id} was not enriched")
 
 
 def _rows(stack: Stack, sql: str, *params: Any) -> list[tuple[Any, ...]]:

@@ -20,6 +20,7 @@ import pytest_asyncio
 
 from exocortex.cli.stack import Stack, StackConfig
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.testing.rest import wait_enriched
 
 pytestmark = pytest.mark.e2e
 
@@ -88,15 +89,6 @@ async def _eventually_found(
     raise AssertionError(f"{memory_id} never became searchable")
 
 
-async def _eventually_enriched(client: httpx.AsyncClient, memory_id: str) -> None:
-    for _ in range(600):
-        memory = (await client.get(f"/api/memories/{memory_id}")).json()
-        if memory["enrichment_status"] == "done":
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{memory_id} was never enriched")
-
-
 async def test_embedding_down_fails_fast_and_writes_nothing(
     fault_stack: Stack, client: httpx.AsyncClient
 ) -> None:
@@ -143,7 +135,7 @@ async def test_nats_down_keeps_writes_and_delivers_them_later(
         assert memory["indexed"] is False
         assert _count(fault_stack, "SELECT count(*) FROM outbox WHERE published_at IS NULL") >= 1
     await _eventually_found(client, namespace, "fog horn hours", memory["id"])
-    await _eventually_enriched(client, memory["id"])
+    await wait_enriched(client, memory["id"])
 
 
 async def test_nats_down_keeps_search_events_and_counts_them_later(
@@ -211,7 +203,7 @@ async def test_retrieval_down_keeps_writes_and_indexes_them_later(
         assert memory["indexed"] is False
         assert memory["dedup_action"] == "created"
     await _eventually_found(client, namespace, "greenhouse vents temperature", memory["id"])
-    await _eventually_enriched(client, memory["id"])
+    await wait_enriched(client, memory["id"])
 
 
 async def test_enrichment_down_leaves_memories_pending_until_it_returns(
@@ -224,7 +216,7 @@ async def test_enrichment_down_leaves_memories_pending_until_it_returns(
         assert (await client.get(f"/api/memories/{memory['id']}")).json()[
             "enrichment_status"
         ] == "pending"
-    await _eventually_enriched(client, memory["id"])
+    await wait_enriched(client, memory["id"])
     assert (
         _count(
             fault_stack, "SELECT count(*) FROM memory_entities WHERE memory_id = %s", memory["id"]

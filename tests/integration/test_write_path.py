@@ -9,6 +9,7 @@ import httpx
 import psycopg
 
 from exocortex.cli.stack import Stack
+from exocortex.testing.rest import wait_enriched
 
 LONG_PARAGRAPH = (
     "The ingestion pipeline validates every request, strips private blocks and normalises "
@@ -244,6 +245,14 @@ async def test_patch_validation_and_unknown_ids(api: httpx.AsyncClient, namespac
     assert bad.json()["field"] == "importance"
     empty = await api.patch(f"/api/memories/{memory['id']}", json={})
     assert empty.status_code == 400
+    # Asking for what already is changes nothing (no new version) and is no error.
+    settled = await wait_enriched(api, memory["id"])
+    same = await api.patch(
+        f"/api/memories/{memory['id']}", json={"content": memory["content"], "is_active": True}
+    )
+    assert same.status_code == 200, same.text
+    assert same.json()["content"] == memory["content"]
+    assert same.json()["version"] == settled["version"]
     private = await api.patch(
         f"/api/memories/{memory['id']}", json={"content": "<private>only</private>"}
     )

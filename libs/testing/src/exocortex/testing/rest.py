@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -31,3 +32,16 @@ async def stored(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
     reply = await api.post("/api/memories", json=body)
     assert reply.status_code == 201, reply.text
     return dict(reply.json())
+
+
+async def wait_enriched(
+    api: httpx.AsyncClient, memory_id: str, attempts: int = 600
+) -> dict[str, Any]:
+    """Poll until the enrichment worker has finished with the memory (bounded; its speed is
+    measured in benchmarks, not here); return the memory as it then reads."""
+    for _ in range(attempts):
+        memory = (await api.get(f"/api/memories/{memory_id}")).json()
+        if memory["enrichment_status"] == "done":
+            return dict(memory)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"memory {memory_id} was not enriched")

@@ -123,6 +123,10 @@ class UpdateService:
             )
         patch = self._patch(req, current, config)
         if not patch.columns and patch.tags is None:
+            if req.HasField("content") or req.HasField("is_active"):
+                # What was asked is already so (same text, same state): nothing to write and
+                # no new version, but not an error either.
+                return current
             raise InvalidArgument("no fields to update were given", field="")
 
         # Re-embed before the transaction, like a store: no half-done update when the model
