@@ -114,6 +114,21 @@ async def test_store_twice_reports_the_duplicate(mcp: Client, namespace: str) ->
     assert text.startswith(f"Stored memory (id: {first} | already stored: matched {first}")
 
 
+async def test_search_without_a_namespace_spans_every_namespace(
+    mcp: Client, namespace: str
+) -> None:
+    here = await store(mcp, namespace, "The zorblatt exporter writes hourly snapshots.")
+    there = await store(mcp, f"{namespace}-two", "The zorblatt exporter skips empty snapshots.")
+    data, _ = await call(mcp, "memory_search", query="zorblatt exporter snapshots", limit=20)
+    assert {here, there} <= {r["id"] for r in data["results"]}
+    data, _ = await call(
+        mcp, "memory_search", query="zorblatt exporter snapshots", namespace=namespace
+    )
+    found = {r["id"] for r in data["results"]}
+    assert here in found
+    assert there not in found
+
+
 async def test_search_compact_and_token_budget(mcp: Client, namespace: str) -> None:
     topics = [
         "A Rust rewrite of the tokenizer cut CPU use by half in the batch workers.",
