@@ -78,6 +78,17 @@ async def test_anthropic_request_carries_context_and_history(
         {"role": "user", "content": "Which event bus do we use?"},
     ]
 
+    # Without a namespace, chat retrieves from every namespace, as search does.
+    stored = await api.post(
+        "/api/memories",
+        json={"content": "The vrrplex cache sits in front of the ledger.", "namespace": namespace},
+    )
+    anywhere = await api.post(
+        "/api/chat", json={"message": "Where does the vrrplex cache sit?", "limit": 20}
+    )
+    assert anywhere.status_code == 200, anywhere.text
+    assert stored.json()["id"] in [s["id"] for s in anywhere.json()["sources"]]
+
 
 async def test_openai_request_and_upstream_errors(
     api: httpx.AsyncClient, namespace: str, ai_settings: None, httpserver: HTTPServer

@@ -205,7 +205,13 @@ class ChatRequest(BaseModel):
     message: str = Field(min_length=1, max_length=8_000)
     history: list[ChatTurn] = Field(default_factory=list, max_length=50)
     conversation_id: str | None = Field(default=None, max_length=200)
-    namespace: str = Namespace
+    namespace: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$",
+        description="Retrieve from this namespace only; omitted: every namespace (as search).",
+    )
     limit: int = Field(default=5, ge=1, le=20, description="How many memories to retrieve.")
 
 

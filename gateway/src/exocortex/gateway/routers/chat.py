@@ -41,7 +41,9 @@ async def chat(body: ChatRequest, backends: BackendsDep) -> dict[str, Any]:
     )
     config = llm.LlmConfig.from_settings(dict(settings.values))
     found: retrieval_pb2.SearchResponse = await backends.retrieval.Search(
-        retrieval_pb2.SearchRequest(query=body.message, namespace=body.namespace, limit=body.limit),
+        retrieval_pb2.SearchRequest(
+            query=body.message, namespace=body.namespace or "", limit=body.limit
+        ),
         timeout=timeout,
     )
     results = list(found.results)
