@@ -165,8 +165,9 @@ class SearchService:
         # Agents repeat queries a lot; a cached query vector saves the embedding round trip.
         self._query_vectors: LruCache[str, Vector] = LruCache(query_cache_size)
         # The namespace's highest access count normalises frequency; it moves slowly.
-        self._max_access: TtlCache[str, int] = TtlCache(ttl_seconds=60.0)
-        self._max_access_refreshing: set[str] = set()
+        # Keyed by namespace; None is every namespace.
+        self._max_access: TtlCache[str | None, int] = TtlCache(ttl_seconds=60.0)
+        self._max_access_refreshing: set[str | None] = set()
         self._background: set[asyncio.Task[None]] = set()
         self.listener = listener
         # Searches running and recently ended, for background work to wait on (see priority).
@@ -396,15 +397,15 @@ class SearchService:
             pending = [i for i in pending if i not in asked]
 
     async def _namespace_max_access(self, namespace: str | None) -> int:
-        cached = self._max_access.peek(namespace or "")
+        cached = self._max_access.peek(namespace)
         if cached is None:
             return await self._read_max_access(namespace)
         value, fresh = cached
-        if not fresh and (namespace or "") not in self._max_access_refreshing:
+        if not fresh and namespace not in self._max_access_refreshing:
             # It reads every used memory (200-300 ms at 100k): a search answers with the
             # last value and the refresh runs beside it, instead of one search a minute
             # waiting for it.
-            self._max_access_refreshing.add(namespace or "")
+            self._max_access_refreshing.add(namespace)
             task = asyncio.create_task(self._refresh_max_access(namespace))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
@@ -416,12 +417,12 @@ class SearchService:
         except Exception as exc:
             log.warning("max access refresh failed; the last value stays", error=str(exc))
         finally:
-            self._max_access_refreshing.discard(namespace or "")
+            self._max_access_refreshing.discard(namespace)
 
     async def _read_max_access(self, namespace: str | None) -> int:
         async with self._pool.connection() as conn:
             value = await graph.max_access(conn, namespace)
-        self._max_access.put(namespace or "", value)
+        self._max_access.put(namespace, value)
         return value
 
     @staticmethod
