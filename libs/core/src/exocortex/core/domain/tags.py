@@ -6,12 +6,16 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
+from exocortex.core.domain.text import remove_private
+
 _SEPARATORS = re.compile(r"[\s_]+")
 _DASHES = re.compile(r"-{2,}")
 
 
 def normalize_tag(tag: str, aliases: Mapping[str, str] | None = None) -> str:
-    value = _SEPARATORS.sub("-", tag.strip().lower())
+    # Private blocks go first: lower-casing and joining words would otherwise turn
+    # "<private>x</private>" into an ordinary-looking tag that carries the secret.
+    value = _SEPARATORS.sub("-", remove_private(tag).strip().lower())
     value = _DASHES.sub("-", value).strip("-")
     if aliases:
         value = aliases.get(value, value)
