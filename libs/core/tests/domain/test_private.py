@@ -3,10 +3,13 @@ adversarial input."""
 
 from __future__ import annotations
 
+import json
 import time
+from datetime import date
 
 import pytest
 
+from exocortex.core.domain.digest import digest_transcript
 from exocortex.core.domain.markdown import split_sections
 from exocortex.core.domain.tags import normalize_tag, normalize_tags
 from exocortex.core.domain.text import (
@@ -125,3 +128,56 @@ def test_adversarial_input_stays_linear(text: str) -> None:
     started = time.perf_counter()
     strip_private(text)
     assert time.perf_counter() - started < 1.0
+
+
+def _event(*blocks: dict[str, object], ensure_ascii: bool = False) -> str:
+    entry = {"type": "assistant", "message": {"content": list(blocks)}}
+    return json.dumps(entry, ensure_ascii=ensure_ascii)
+
+
+def _text(text: str) -> dict[str, object]:
+    return {"type": "text", "text": text}
+
+
+def test_session_digest_picks_nothing_from_inside_a_private_block() -> None:
+    escaped = json.dumps(
+        {
+            "type": "assistant",
+            "message": {"content": [_text(f"We decided to keep <private>{SECRET}</private> out.")]},
+        }
+    ).replace("<", "\\u003c")
+    transcript = "\n".join(
+        [
+            _event(_text(f"We decided to rotate <private>the key {SECRET}</private> weekly.")),
+            _event(
+                {
+                    "type": "tool_use",
+                    "name": "Bash",
+                    "input": {"command": f"ls <private>{SECRET}</private>"},
+                }
+            ),
+            escaped,
+            _event(_text(f"Turns out the cause <private>was {SECRET}. We decided on it.")),
+            _event(_text(f"We decided {SECRET} is fine.</private> The approach is sound here.")),
+        ]
+    )
+    digest = digest_transcript(transcript, project=f"atlas<private>{SECRET}</private>")
+    rendered = digest.render(date(2026, 12, 1))
+    assert SECRET not in rendered
+    assert digest.project == "atlas"
+    assert ("decision", "We decided to rotate  weekly.") in digest.facts
+    assert [a for a in digest.actions if a.startswith("Bash: ls")]
+    # The block spanned two events: the text after it is kept, nothing from inside it.
+    assert any(text.endswith("The approach is sound here.") for _, text in digest.facts)
+
+
+def test_an_unclosed_block_in_a_transcript_hides_the_rest_of_the_session() -> None:
+    transcript = "\n".join(
+        [
+            _event(_text("We decided to ship on Friday afternoon.")),
+            _event(_text(f"<private>{SECRET}")),
+            _event(_text(f"We decided {SECRET} goes in the vault.")),
+        ]
+    )
+    digest = digest_transcript(transcript)
+    assert digest.facts == [("decision", "We decided to ship on Friday afternoon.")]

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from exocortex.core.domain.text import remove_private, strip_private_field, strip_private_json
+
 _READ_ONLY = frozenset(
     {
         "Read", "Glob", "Grep", "LS", "TodoRead", "TodoWrite", "Task", "TaskCreate",
@@ -109,14 +111,18 @@ def _facts(texts: list[str]) -> list[tuple[str, str]]:
 
 
 def digest_transcript(jsonl: str, project: str | None = None) -> Digest:
-    """Parse the transcript (malformed lines skipped) and build the digest."""
+    """Parse the transcript (malformed lines skipped) and build the digest.
+
+    Private blocks go before anything is picked: from the raw text first (a block may span
+    events, and an unclosed one hides the rest of the session), then from every string of each
+    decoded event (JSON may spell the tags as ``\\u003c`` escapes)."""
     files: dict[str, None] = {}
     actions: list[str] = []
     texts: list[str] = []
     commands = tools = 0
-    for line in jsonl.splitlines():
+    for line in remove_private(jsonl).splitlines():
         try:
-            entry = json.loads(line)
+            entry = strip_private_json(json.loads(line))
         except (json.JSONDecodeError, ValueError):
             continue
         if not isinstance(entry, dict) or entry.get("type") != "assistant":
@@ -148,7 +154,7 @@ def digest_transcript(jsonl: str, project: str | None = None) -> Digest:
                 actions.append(summary)
     file_list = list(files)
     return Digest(
-        project=project or _project(file_list),
+        project=(strip_private_field(project) if project else None) or _project(file_list),
         files=file_list,
         actions=actions,
         commands=commands,
