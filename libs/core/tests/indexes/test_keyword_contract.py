@@ -103,6 +103,8 @@ async def test_filters(keyword_index: KeywordIndex, make_doc: DocFactory) -> Non
     assert await found(ALL) == every
     assert await found(IndexFilter(namespace="home")) == {other_ns.memory_id}
     assert other_ns.memory_id not in await found(IndexFilter(namespace="work"))
+    assert await found(IndexFilter(namespaces_any=("home", "elsewhere"))) == {other_ns.memory_id}
+    assert await found(IndexFilter(namespaces_any=("home", "work"))) == every
     assert await found(IndexFilter(tags_any=("beta", "zzz"))) == {target.memory_id, meta.memory_id}
     assert await found(IndexFilter(content_type="decision")) == {target.memory_id}
     assert await found(IndexFilter(source="mcp")) == {target.memory_id}

@@ -60,6 +60,10 @@ async def test_filters_apply_inside_the_engine(
     assert await ids(ALL) == every
     assert await ids(IndexFilter(namespace="home")) == {others["other_ns"].memory_id}
     assert others["other_ns"].memory_id not in await ids(IndexFilter(namespace="work"))
+    assert await ids(IndexFilter(namespaces_any=("home", "elsewhere"))) == {
+        others["other_ns"].memory_id
+    }
+    assert await ids(IndexFilter(namespaces_any=("home", "work"))) == every
     assert await ids(IndexFilter(namespace="work", tags_any=("beta", "zzz"))) == {
         target.memory_id,
         others["meta"].memory_id,

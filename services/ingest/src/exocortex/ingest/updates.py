@@ -45,6 +45,15 @@ class _Patch:
     columns: dict[str, Any] = field(default_factory=dict)
     tags: list[str] | None = None
     content_changed: bool = False
+    # The metadata keys sent (``None`` deletes one), merged again into the row read under the
+    # lock: merging into the copy read before it would drop keys a concurrent PATCH just wrote.
+    metadata_changes: dict[str, Any] | None = None
+    explicit_is_metadata: bool = False
+
+
+def _merge_metadata(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    merged = {**current, **changes}
+    return {k: v for k, v in merged.items() if v is not None}
 
 
 async def _lock(conn: AsyncConnection[Row], memory_id: str) -> Row:
@@ -173,7 +182,9 @@ class UpdateService:
             )
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                await _lock(conn, req.id)
+                locked = await _lock(conn, req.id)
+                if patch.metadata_changes is not None:
+                    self._remerge_metadata(patch, locked, config)
                 removed = await _chunk_ids(conn, req.id) if patch.content_changed else []
                 if removed:
                     await conn.execute("DELETE FROM memories WHERE parent_id = %s", (req.id,))
@@ -238,9 +249,8 @@ class UpdateService:
                 cols[key] = getattr(req.attribution, key) or None
         metadata = current["metadata"]
         if req.metadata_patch_json:
-            changes = validation.parse_metadata(req.metadata_patch_json)
-            metadata = {**metadata, **changes}
-            metadata = {k: v for k, v in metadata.items() if v is not None}
+            patch.metadata_changes = validation.parse_metadata(req.metadata_patch_json)
+            metadata = _merge_metadata(metadata, patch.metadata_changes)
             cols["metadata"] = Jsonb(metadata)
         if req.HasField("is_active") and req.is_active != current["is_active"]:
             cols["is_active"] = req.is_active
@@ -248,6 +258,7 @@ class UpdateService:
                 cols["superseded_by"] = None
         if req.HasField("is_metadata"):
             cols["is_metadata"] = req.is_metadata
+            patch.explicit_is_metadata = True
         elif patch.tags is not None or req.metadata_patch_json:
             cols["is_metadata"] = infer_is_metadata(
                 explicit=None,
@@ -262,6 +273,19 @@ class UpdateService:
                 patch.tags if patch.tags is not None else current["tags"],
             )
         return patch
+
+    def _remerge_metadata(self, patch: _Patch, locked: Row, config: WriteConfig) -> None:
+        assert patch.metadata_changes is not None
+        metadata = _merge_metadata(locked["metadata"], patch.metadata_changes)
+        patch.columns["metadata"] = Jsonb(metadata)
+        if "is_metadata" in patch.columns and not patch.explicit_is_metadata:
+            patch.columns["is_metadata"] = infer_is_metadata(
+                explicit=None,
+                benchmark=False,
+                tags=patch.tags if patch.tags is not None else locked["tags"],
+                metadata=metadata,
+                settings=config.raw,
+            )
 
     async def set_active(self, memory_id: str, active: bool) -> Row:
         """Archive (soft) or restore; restoring clears ``superseded_by``."""

@@ -11,6 +11,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
+from exocortex.core import scope
 from exocortex.core.errors import InvalidArgument, NotFound
 
 Row = dict[str, Any]
@@ -100,9 +101,12 @@ class EntityService:
             return [r["tag"] for r in await cur.fetchall()]
 
     async def get(self, entity_id: str) -> Row:
+        """The entity; NotFound also when it lies outside the caller's namespace scope."""
+        cond, params = scope.sql_filter("e")
         async with self._pool.connection() as conn:
             cur = await conn.execute(
-                f"SELECT {_ENTITY_COLUMNS} FROM entities e WHERE e.id = %s", (entity_id,)
+                f"SELECT {_ENTITY_COLUMNS} FROM entities e WHERE e.id = %s AND {cond}",
+                (entity_id, *params),
             )
             row = await cur.fetchone()
         if row is None:
@@ -112,16 +116,19 @@ class EntityService:
     async def memories(self, entity_id: str, limit: int) -> tuple[Row, list[tuple[str, float]]]:
         """The entity and its active memories' ids, most relevant first."""
         entity = await self.get(entity_id)
+        # An entity's memories are in its namespace, unless a link crossed over: keep to the
+        # caller's scope all the same.
+        cond, params = scope.sql_filter("m")
         async with self._pool.connection() as conn:
             cur = await conn.execute(
-                """
+                f"""
                 SELECT me.memory_id, me.relevance FROM memory_entities me
                   JOIN memories m ON m.id = me.memory_id
-                 WHERE me.entity_id = %s AND m.is_active
+                 WHERE me.entity_id = %s AND m.is_active AND {cond}
                  ORDER BY me.relevance DESC, m.created_at DESC, m.id
                  LIMIT %s
                 """,
-                (entity_id, limit),
+                (entity_id, *params, limit),
             )
             rows = await cur.fetchall()
         return entity, [(r["memory_id"], float(r["relevance"])) for r in rows]
@@ -143,9 +150,10 @@ class EntityService:
                 {"id": entity_id},
             )
             rels = await cur.fetchall()
+            cond, params = scope.sql_filter("e")
             others_cur = await conn.execute(
-                f"SELECT {_ENTITY_COLUMNS} FROM entities e WHERE e.id = ANY(%s)",
-                ([r["other"] for r in rels],),
+                f"SELECT {_ENTITY_COLUMNS} FROM entities e WHERE e.id = ANY(%s) AND {cond}",
+                ([r["other"] for r in rels], *params),
             )
             others = {r["id"]: r for r in await others_cur.fetchall()}
         return [

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from exocortex.core import scope
 from exocortex.core.errors import InvalidArgument, NotFound
 from exocortex.core.repositories import memories
 
@@ -239,12 +240,13 @@ class ReportService:
                 raise NotFound(f"memory {memory_id} not found", field="memory_id")
             chain = [start]
             back = start
+            cond, scope_params = scope.sql_filter()
             for _ in range(LINEAGE_DEPTH):
                 prev = await (
                     await conn.execute(
-                        f"{memories.SELECT_MEMORY} WHERE m.superseded_by = %s "
+                        f"{memories.SELECT_MEMORY} WHERE m.superseded_by = %s AND {cond} "
                         "ORDER BY m.created_at DESC LIMIT 1",
-                        (back["id"],),
+                        (back["id"], *scope_params),
                     )
                 ).fetchone()
                 if prev is None or any(c["id"] == prev["id"] for c in chain):

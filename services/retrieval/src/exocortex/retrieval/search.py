@@ -19,7 +19,9 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from exocortex.core import scope
 from exocortex.core.domain.tags import alias_map, expand_aliases
+from exocortex.core.domain.text import strip_private
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
@@ -118,8 +120,14 @@ async def _timed(stage: str, awaitable: Awaitable[T]) -> T:
 
 
 def validate(req: retrieval_pb2.SearchRequest) -> tuple[str, int]:
-    query = req.query.strip()
+    # A private block in a query is never searched for, embedded or recorded as a miss.
+    query = strip_private(req.query)
     if not query:
+        if req.query.strip():
+            raise InvalidArgument(
+                "query is empty after removing <private> blocks; search for public text",
+                field="query",
+            )
         raise InvalidArgument("query must not be empty", field="query")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters", field="query")
@@ -174,10 +182,17 @@ class SearchService:
         self.activity = activity or SearchActivity()
 
     def _filter(
-        self, req: retrieval_pb2.SearchRequest, settings: dict[str, str], exclude_metadata: bool
+        self,
+        req: retrieval_pb2.SearchRequest,
+        namespace: str | None,
+        settings: dict[str, str],
+        exclude_metadata: bool,
     ) -> IndexFilter:
+        allowed = scope.current_scope()
         return IndexFilter(
-            namespace=req.namespace or None,
+            namespace=namespace,
+            # No namespace named by a caller limited to several: any of theirs.
+            namespaces_any=tuple(sorted(allowed)) if namespace is None and allowed else (),
             tags_any=tuple(expand_aliases(req.tags, alias_map(settings))) if req.tags else (),
             content_type=req.content_type if req.HasField("content_type") else None,
             source=req.source if req.HasField("source") else None,
@@ -196,16 +211,17 @@ class SearchService:
         query, limit = validate(req)
         settings = await self._settings.get()
         cfg = scoring.ScoringSettings.from_settings(settings)
-        # No namespace: every namespace (the caller's key was checked for that at the gateway).
-        namespace = req.namespace or None
+        namespace = search_namespace(req.namespace)
         meta_wanted = scoring.wants_metadata(req.include_metadata, req.tags, query, cfg)
-        flt = self._filter(req, settings, cfg.metadata_mode == "exclude" and not meta_wanted)
+        flt = self._filter(
+            req, namespace, settings, cfg.metadata_mode == "exclude" and not meta_wanted
+        )
         page_size = max(limit, PACK_POOL) if req.max_tokens else limit
         wanted = req.offset + page_size
         candidates = max(self._min_candidates, wanted * self._overfetch)
 
         degraded: list[str] = []
-        extra = req.expanded_query.strip()
+        extra = strip_private(req.expanded_query)
         # The keyword search waits for the query vector (the expansion lookup in Postgres runs
         # beside the embedding): the embedding is the longest step before fusion, and on a few
         # cores the keyword search only slowed it down; after it, the keyword search runs
@@ -537,6 +553,18 @@ class SearchService:
         finally:
             embedded.set()
         return await _timed("vector", self._vector.search(vector, limit, flt))
+
+
+def search_namespace(requested: str) -> str | None:
+    """The namespace a search keeps to: the one named (which the caller's scope must allow),
+    else the caller's only namespace, else None (every namespace the caller may see: the index
+    filter then lists them)."""
+    if requested:
+        return scope.require(requested)
+    allowed = scope.current_scope()
+    if allowed is not None and len(allowed) == 1:
+        return next(iter(allowed))
+    return None
 
 
 async def _nothing() -> dict[str, float]:

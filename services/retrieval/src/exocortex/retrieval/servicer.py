@@ -10,6 +10,7 @@ import grpc
 from google.protobuf import struct_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from exocortex.core import scope
 from exocortex.core.domain.tags import alias_map, expand_aliases
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.indexes.base import KeywordIndex, VectorIndex
@@ -105,7 +106,11 @@ def _params(request: retrieval_pb2.ReportRequest) -> dict[str, Any]:
 
 
 def _ns(namespace: str, namespace_set: bool) -> str | None:
-    return (namespace or "default") if namespace_set else None
+    """The request's namespace, checked against the caller's scope; when it names none, every
+    namespace the caller may see (see exocortex.core.scope.default_namespace)."""
+    if namespace_set:
+        return scope.require(namespace or "default")
+    return scope.default_namespace()
 
 
 class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
@@ -223,7 +228,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
     async def ListNamespaces(
         self, request: retrieval_pb2.ListNamespacesRequest, context: grpc.aio.ServicerContext
     ) -> retrieval_pb2.ListNamespacesResponse:
-        return retrieval_pb2.ListNamespacesResponse(namespaces=await self._reads.namespaces())
+        names = [n for n in await self._reads.namespaces() if scope.allows(n)]
+        return retrieval_pb2.ListNamespacesResponse(namespaces=names)
 
     async def Diff(
         self, request: retrieval_pb2.DiffRequest, context: grpc.aio.ServicerContext

@@ -17,42 +17,64 @@ class Section:
     # Non-whitespace characters outside header lines: what decides whether a section is short.
     body_chars: int
 
-    def __add__(self, other: Section) -> Section:
-        return Section(f"{self.text}\n\n{other.text}", self.body_chars + other.body_chars)
+
+_SEPARATOR = "\n\n"
 
 
-def _section(header: str, lines: list[str]) -> Section:
+@dataclass(slots=True)
+class _Run:
+    """Sections being merged: their texts are joined once at the end, so a document of many
+    short sections costs linear time (adding the text on each merge copied it every time)."""
+
+    parts: list[str]
+    body_chars: int
+
+    def extend(self, other: _Run) -> None:
+        self.parts.extend(other.parts)
+        self.body_chars += other.body_chars
+
+    def section(self) -> Section:
+        return Section(_SEPARATOR.join(self.parts), self.body_chars)
+
+
+def _run(header: str, lines: list[str]) -> _Run:
     body = "\n".join(lines).strip()
     text = f"{header}\n\n{body}".strip() if header else body
-    return Section(text, len(re.sub(r"\s", "", body)))
+    return _Run([text] if text else [], len(_WHITESPACE.sub("", body)))
+
+
+_WHITESPACE = re.compile(r"\s")
 
 
 def split_sections(markdown: str) -> list[Section]:
     """Sections at ``## `` lines (deeper headers do not split; the preamble is its own section).
     A section with under 50 non-whitespace body characters is merged into the previous one
-    (or into the next when it comes first); empty sections are dropped. No text is lost."""
-    raw: list[Section] = []
+    (or into the next when it comes first); empty sections are dropped. No text is lost.
+    Linear in the document's length."""
+    raw: list[_Run] = []
     header = ""
     lines: list[str] = []
     for line in markdown.splitlines():
         if _H2.match(line):
-            raw.append(_section(header, lines))
+            raw.append(_run(header, lines))
             header, lines = line.strip(), []
         else:
             lines.append(line)
-    raw.append(_section(header, lines))
+    raw.append(_run(header, lines))
 
-    merged: list[Section] = []
-    carry: Section | None = None
-    for section in (s for s in raw if s.text):
+    merged: list[_Run] = []
+    carry: _Run | None = None
+    for run in (r for r in raw if r.parts):
         if carry is not None:
-            section, carry = carry + section, None
-        if section.body_chars >= MIN_SECTION_CHARS:
-            merged.append(section)
+            carry.extend(run)
+            run, carry = carry, None
+        if run.body_chars >= MIN_SECTION_CHARS:
+            merged.append(run)
         elif merged:
-            merged[-1] = merged[-1] + section
+            merged[-1].extend(run)
         else:
-            carry = section
+            carry = run
     if carry is not None:
         merged.append(carry)
-    return [s for s in merged if len(s.text) >= MIN_STORE_CHARS]
+    sections = (r.section() for r in merged)
+    return [s for s in sections if len(s.text) >= MIN_STORE_CHARS]

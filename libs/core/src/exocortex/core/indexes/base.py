@@ -46,6 +46,9 @@ class IndexFilter:
     """Filters both index kinds apply natively (pre-filtering, not post-filtering)."""
 
     namespace: str | None = None
+    # Any of these namespaces (a caller limited to several); empty: no such condition. Used
+    # with `namespace` unset.
+    namespaces_any: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     content_type: str | None = None
     source: str | None = None

@@ -53,6 +53,8 @@ def meili_filter(flt: IndexFilter) -> str | None:
     parts: list[str] = []
     if flt.namespace is not None:
         parts.append(f"namespace = {_quote(flt.namespace)}")
+    if flt.namespaces_any:
+        parts.append(_in("namespace", flt.namespaces_any))
     if flt.tags_any:
         parts.append(_in("tags", flt.tags_any))
     if flt.content_type is not None:

@@ -122,6 +122,8 @@ def plan_filter(flt: IndexFilter) -> FilterPlan:
     must_not: list[Condition] = []
     if flt.namespace is not None:
         must.append(Match("namespace", flt.namespace))
+    if flt.namespaces_any:
+        must.append(MatchAny("namespace", tuple(flt.namespaces_any)))
     if flt.tags_any:
         must.append(MatchAny("tags", tuple(flt.tags_any)))
     if flt.content_type is not None:

@@ -161,6 +161,8 @@ class TantivyKeywordIndex:
             snapshot.count(s, "namespace", flt.namespace) != everything
         ):
             must.append(tantivy.Query.term_query(s, "namespace", flt.namespace))
+        if flt.namespaces_any:
+            must.append(tantivy.Query.term_set_query(s, "namespace", list(flt.namespaces_any)))
         if flt.tags_any:
             must.append(tantivy.Query.term_set_query(s, "tags", list(flt.tags_any)))
         if flt.content_type is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.rpc.timestamps import set_times
 from exocortex.proto.v1 import common_pb2
@@ -113,7 +114,9 @@ async def insert(conn: AsyncConnection[Row], memory: NewMemory) -> Row:
 
 
 async def get(conn: AsyncConnection[Row], memory_id: str) -> Row | None:
-    cur = await conn.execute(f"{SELECT_MEMORY} WHERE m.id = %s", (memory_id,))
+    """The row, or None when it does not exist or lies outside the caller's scope."""
+    cond, params = scope.sql_filter()
+    cur = await conn.execute(f"{SELECT_MEMORY} WHERE m.id = %s AND {cond}", (memory_id, *params))
     return await cur.fetchone()
 
 
@@ -123,7 +126,8 @@ async def get_many(
     if not ids:
         return {}
     select = SELECT_MEMORY_WITH_EMBEDDING if with_embedding else SELECT_MEMORY
-    cur = await conn.execute(f"{select} WHERE m.id = ANY(%s)", (TextArray(ids),))
+    cond, params = scope.sql_filter()
+    cur = await conn.execute(f"{select} WHERE m.id = ANY(%s) AND {cond}", (TextArray(ids), *params))
     return {row["id"]: row for row in await cur.fetchall()}
 
 

@@ -1,4 +1,5 @@
-"""gRPC client channels that carry the correlation id, and a health probe."""
+"""gRPC client channels that carry the correlation id and the caller's namespace scope, and a
+health probe."""
 
 from __future__ import annotations
 
@@ -8,34 +9,54 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from exocortex.core import scope
 from exocortex.core.logging import CORRELATION_HEADER, current_correlation_id
 
 
-class _CorrelationInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+def _with_context(details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+    """The call's details plus the correlation id and the caller's namespace scope."""
+    cid = current_correlation_id()
+    namespaces = scope.current_scope()
+    if not cid and namespaces is None:
+        return details
+    metadata = grpc.aio.Metadata(*(details.metadata or ()))
+    if cid:
+        metadata.add(CORRELATION_HEADER, cid)
+    if namespaces is not None:
+        metadata.add(scope.SCOPE_HEADER, scope.encode(namespaces))
+    return grpc.aio.ClientCallDetails(
+        details.method,
+        details.timeout,
+        metadata,
+        details.credentials,
+        details.wait_for_ready,
+    )
+
+
+class _ContextInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
     async def intercept_unary_unary(
         self,
         continuation: Callable[[grpc.aio.ClientCallDetails, Any], Awaitable[Any]],
         details: grpc.aio.ClientCallDetails,
         request: Any,
     ) -> Any:
-        cid = current_correlation_id()
-        if cid:
-            metadata = grpc.aio.Metadata(*(details.metadata or ()))
-            metadata.add(CORRELATION_HEADER, cid)
-            details = grpc.aio.ClientCallDetails(
-                details.method,
-                details.timeout,
-                metadata,
-                details.credentials,
-                details.wait_for_ready,
-            )
-        return await continuation(details, request)
+        return await continuation(_with_context(details), request)
+
+
+class _StreamContextInterceptor(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    async def intercept_unary_stream(
+        self,
+        continuation: Callable[[grpc.aio.ClientCallDetails, Any], Awaitable[Any]],
+        details: grpc.aio.ClientCallDetails,
+        request: Any,
+    ) -> Any:
+        return await continuation(_with_context(details), request)
 
 
 def open_channel(addr: str) -> grpc.aio.Channel:
     return grpc.aio.insecure_channel(
         addr,
-        interceptors=[_CorrelationInterceptor()],
+        interceptors=[_ContextInterceptor(), _StreamContextInterceptor()],
         options=[
             ("grpc.max_receive_message_length", 64 << 20),
             ("grpc.keepalive_time_ms", 30_000),

@@ -4,13 +4,14 @@ domain-error mapping, so each service's servicer only converts messages."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import Counter, Histogram
 
+from exocortex.core import scope
 from exocortex.core.errors import ExoError
 from exocortex.core.logging import CORRELATION_HEADER, correlation_id, get_logger
 from exocortex.core.rpc.errors import to_status
@@ -38,7 +39,11 @@ class _ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
-        if handler is None or handler.unary_unary is None:
+        if handler is None:
+            return handler
+        if handler.unary_stream is not None:
+            return _scoped_stream(handler)
+        if handler.unary_unary is None:
             return handler
         method = details.method.rsplit("/", 1)[-1]
         inner = handler.unary_unary
@@ -47,9 +52,11 @@ class _ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> Any:
             metadata = dict(context.invocation_metadata() or ())
             token = correlation_id.set(str(metadata.get(CORRELATION_HEADER, "")))
+            scope_token = None
             start = time.perf_counter()
             code = "OK"
             try:
+                scope_token = scope.caller_scope.set(_scope_of(metadata))
                 return await inner(request, context)
             except ExoError as err:
                 status, message, trailers = to_status(err)
@@ -65,6 +72,8 @@ class _ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             finally:
                 RPC_REQUESTS.labels(service, method, code).inc()
                 RPC_DURATION.labels(service, method).observe(time.perf_counter() - start)
+                if scope_token is not None:
+                    scope.caller_scope.reset(scope_token)
                 correlation_id.reset(token)
 
         return grpc.unary_unary_rpc_method_handler(
@@ -72,6 +81,39 @@ class _ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+def _scope_of(metadata: dict[str, Any]) -> frozenset[str] | None:
+    raw = metadata.get(scope.SCOPE_HEADER)
+    return None if raw is None else scope.decode(raw)
+
+
+def _scoped_stream(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    """A server-streaming handler with the caller's correlation id and namespace scope set."""
+    inner = handler.unary_stream
+
+    async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        metadata = dict(context.invocation_metadata() or ())
+        token = correlation_id.set(str(metadata.get(CORRELATION_HEADER, "")))
+        try:
+            try:
+                scope_token = scope.caller_scope.set(_scope_of(metadata))
+            except ExoError as err:
+                status, message, trailers = to_status(err)
+                await context.abort(status, message, trailers)
+            try:
+                async for item in inner(request, context):
+                    yield item
+            finally:
+                scope.caller_scope.reset(scope_token)
+        finally:
+            correlation_id.reset(token)
+
+    return grpc.unary_stream_rpc_method_handler(
+        wrapped,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
 
 
 class GrpcServer:
