@@ -70,6 +70,11 @@ def resolve(files: list[ingest_pb2.MarkdownFile]) -> list[tuple[str, str]]:
     return out
 
 
+def _sections(text: str) -> list[str]:
+    sections = [strip_private(s.text) for s in split_sections(text)]
+    return [s for s in sections if s]
+
+
 class FileIngest:
     def __init__(self, ingest: IngestService, updates: UpdateService) -> None:
         self._ingest = ingest
@@ -87,8 +92,9 @@ class FileIngest:
     ) -> FileOutcome:
         config = await self._ingest.config()
         outcome = FileOutcome(uri)
-        sections = [strip_private(s.text) for s in split_sections(text)]
-        sections = [s for s in sections if s]
+        # A large document takes a while to split and clean: off the event loop, so the other
+        # calls this process is serving keep moving meanwhile.
+        sections = await asyncio.to_thread(_sections, text)
         outcome.sections = len(sections)
         wanted = {
             content_hash(s, normalize_whitespace=config.normalize_whitespace): s for s in sections
