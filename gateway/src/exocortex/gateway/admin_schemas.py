@@ -61,6 +61,7 @@ class GoalList(BaseModel):
 
 class GoalCreate(BaseModel):
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={
             "examples": [
@@ -89,6 +90,7 @@ class GoalPatch(BaseModel):
     `completed_at`; any other status clears it."""
 
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={"examples": [{"status": "completed"}, {"deadline": None}]},
     )
@@ -103,6 +105,7 @@ class GoalPatch(BaseModel):
 
 class ProgressCreate(BaseModel):
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={"examples": [{"content": "Finished the goals page", "importance": 0.6}]},
     )
@@ -124,7 +127,9 @@ class ProgressLogged(BaseModel):
 
 class MilestoneCreate(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"title": "Design review", "order": 0}]}
+        allow_inf_nan=False,
+        extra="forbid",
+        json_schema_extra={"examples": [{"title": "Design review", "order": 0}]},
     )
 
     title: str = Field(min_length=1, max_length=500)
@@ -137,7 +142,9 @@ class MilestonePatch(BaseModel):
     """Only the fields sent change; `deadline: null` clears it."""
 
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"status": "completed"}]}
+        allow_inf_nan=False,
+        extra="forbid",
+        json_schema_extra={"examples": [{"status": "completed"}]},
     )
 
     title: str | None = Field(default=None, min_length=1, max_length=500)
@@ -160,6 +167,7 @@ class EntityRecord(BaseModel):
 
 class EntityCreate(BaseModel):
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={
             "examples": [{"name": "PostgreSQL", "type": "technology", "aliases": ["Postgres"]}]
@@ -178,6 +186,7 @@ class EntityPatch(BaseModel):
     """Only the fields sent change; `aliases`, `tags` and `metadata` are replaced."""
 
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={"examples": [{"type": "project", "tags": ["work"]}]},
     )
@@ -190,7 +199,7 @@ class EntityPatch(BaseModel):
 
 
 class ChatTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
 
     role: Literal["user", "assistant"]
     content: str = Field(min_length=1, max_length=20_000)
@@ -198,6 +207,7 @@ class ChatTurn(BaseModel):
 
 class ChatRequest(BaseModel):
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={"examples": [{"message": "What did we decide about the event bus?"}]},
     )
@@ -235,7 +245,7 @@ class Backup(BaseModel):
     """The export document. Sections hold every column of their table (never embeddings);
     secret settings are masked."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(allow_inf_nan=False, extra="allow")
 
     version: int
     exported_at: datetime

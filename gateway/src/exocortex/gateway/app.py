@@ -15,6 +15,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from exocortex.core.logging import get_logger
 from exocortex.gateway import auth, problems
 from exocortex.gateway.backends import open_backends
+from exocortex.gateway.input_guard import InputGuardMiddleware
 from exocortex.gateway.limits import BodyLimitMiddleware
 from exocortex.gateway.observe import ObserveMiddleware
 from exocortex.gateway.openapi import build_openapi
@@ -94,7 +95,10 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
     app.state.settings = settings
     problems.install(app)
 
-    # Innermost (added first), so an over-long body fails inside the route's own read and is
+    # Innermost: it buffers the body, which the body limit around it has already bounded.
+    app.add_middleware(InputGuardMiddleware)
+
+    # Next (added early), so an over-long body fails inside the route's own read and is
     # answered by the problem handler, not lost in another middleware's task group.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
 

@@ -12,7 +12,7 @@ Source = Literal["manual", "cli", "api", "mcp", "browser", "import", "consolidat
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid", str_strip_whitespace=False)
 
 
 class MemoryCreate(Strict):
@@ -38,6 +38,7 @@ class MemoryCreate(Strict):
     conversation_id: str | None = Field(default=None, max_length=200)
 
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={
             "examples": [

@@ -36,6 +36,7 @@ class MemoryUpdate(Strict):
     conversation_id: str | None = Field(default=None, max_length=200)
 
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={"examples": [{"tags": ["architecture"], "metadata": {"old": None}}]},
     )

@@ -163,7 +163,7 @@ async def archived(
     backends: BackendsDep,
     namespace: Namespace = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> dict[str, Any]:
     """Archived (inactive) memories, most recently archived first."""
     return await _list(backends, "archived", namespace=namespace, limit=limit, offset=offset)

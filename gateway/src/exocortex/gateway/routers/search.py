@@ -24,6 +24,7 @@ LINKED_CONTEXT = 3
 
 class SearchBody(BaseModel):
     model_config = ConfigDict(
+        allow_inf_nan=False,
         extra="forbid",
         json_schema_extra={"examples": [{"query": "why did we pick NATS?", "limit": 5}]},
     )
@@ -64,7 +65,7 @@ class SearchBody(BaseModel):
 
 
 class ContextGraphBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
 
     query: str = Field(min_length=1, max_length=4000)
     namespace: str | None = Field(
@@ -80,7 +81,7 @@ class ContextGraphBody(BaseModel):
 
 
 class FeedbackBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
 
     ids: list[str] = Field(min_length=1, max_length=20)
 
