@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 from fastapi import APIRouter
 
+from exocortex.core.domain.text import strip_private
+from exocortex.core.errors import InvalidArgument
 from exocortex.gateway import convert, llm
 from exocortex.gateway.admin_schemas import ChatRequest, ChatResponse
 from exocortex.gateway.deps import BackendsDep
@@ -31,6 +33,19 @@ def system_prompt(results: list[retrieval_pb2.SearchResult]) -> str:
     return SYSTEM_PROMPT + ("\n".join(lines) if lines else "(none found)")
 
 
+def private_removed(body: ChatRequest) -> tuple[str, list[tuple[str, str]]]:
+    """The message and history as they may leave the machine: without private blocks (a turn
+    left empty is dropped; a message left empty is refused, naming the field)."""
+    message = strip_private(body.message)
+    if not message:
+        raise InvalidArgument(
+            "message is empty after removing <private> blocks; ask with some public text",
+            field="message",
+        )
+    history = [(turn.role, strip_private(turn.content)) for turn in body.history]
+    return message, [(role, content) for role, content in history if content]
+
+
 @router.post("/api/chat", response_model=ChatResponse)
 async def chat(body: ChatRequest, backends: BackendsDep) -> dict[str, Any]:
     """Needs `ai.api_key` in settings (400 naming it otherwise). Providers: `anthropic`
@@ -40,9 +55,10 @@ async def chat(body: ChatRequest, backends: BackendsDep) -> dict[str, Any]:
         admin_pb2.GetSettingsRequest(), timeout=timeout
     )
     config = llm.LlmConfig.from_settings(dict(settings.values))
+    message, history = private_removed(body)
     found: retrieval_pb2.SearchResponse = await backends.retrieval.Search(
         retrieval_pb2.SearchRequest(
-            query=body.message, namespace=body.namespace or "", limit=body.limit
+            query=message, namespace=body.namespace or "", limit=body.limit
         ),
         timeout=timeout,
     )
@@ -52,8 +68,8 @@ async def chat(body: ChatRequest, backends: BackendsDep) -> dict[str, Any]:
             client,
             config,
             system_prompt(results),
-            [(turn.role, turn.content) for turn in body.history],
-            body.message,
+            history,
+            message,
         )
     return {
         "response": answer,

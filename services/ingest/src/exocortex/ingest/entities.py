@@ -14,6 +14,7 @@ import psycopg
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.tags import normalize_tags
+from exocortex.core.domain.text import strip_private_field
 from exocortex.core.errors import Conflict, InvalidArgument, NotFound
 from exocortex.core.ids import new_id
 from exocortex.ingest import validation
@@ -41,7 +42,7 @@ class EntityChanges:
 
 
 def check_name(name: str) -> str:
-    value = name.strip()
+    value = validation.required_text(name, "name")
     if not value:
         raise InvalidArgument("name must not be empty", field="name")
     if len(value) > MAX_NAME:
@@ -54,7 +55,9 @@ def check_aliases(aliases: list[str]) -> list[str]:
         raise InvalidArgument(f"at most {MAX_ALIASES} aliases", field="aliases")
     seen: dict[str, None] = {}
     for i, alias in enumerate(aliases):
-        value = alias.strip()
+        value = strip_private_field(alias)
+        if not value and alias.strip():
+            continue  # wholly private: dropped, as a wholly private tag is
         if not value or len(value) > MAX_NAME:
             raise InvalidArgument(
                 f"an alias is 1-{MAX_NAME} characters, not blank", field=f"aliases.{i}"

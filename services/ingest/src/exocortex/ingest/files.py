@@ -14,7 +14,7 @@ from pathlib import Path
 from exocortex.core.domain.digest import digest_transcript
 from exocortex.core.domain.markdown import split_sections
 from exocortex.core.domain.tags import normalize_tag
-from exocortex.core.domain.text import content_hash, strip_private
+from exocortex.core.domain.text import content_hash, remove_private, strip_private
 from exocortex.core.errors import InvalidArgument, NotFound, TooLarge
 from exocortex.core.logging import get_logger
 from exocortex.ingest import validation
@@ -90,6 +90,10 @@ class FileIngest:
     async def _one(
         self, uri: str, text: str, namespace: str, req: ingest_pb2.IngestMarkdownRequest
     ) -> FileOutcome:
+        # Private blocks go before the split: a block spanning a "##" heading would otherwise
+        # be cut in two, and the part past the heading judged without its opening tag.
+        text = remove_private(text)
+        uri = validation.required_text(uri, "source_uri")
         config = await self._ingest.config()
         outcome = FileOutcome(uri)
         # A large document takes a while to split and clean: off the event loop, so the other

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from exocortex.core.db.pool import Pool
+from exocortex.core.domain.text import strip_private
 from exocortex.core.errors import InvalidArgument, NotFound
 from exocortex.core.ids import new_id
 from exocortex.core.repositories import memories
@@ -65,7 +66,7 @@ class MilestoneChanges:
 
 
 def check_title(title: str, name: str = "title") -> str:
-    value = title.strip()
+    value = validation.required_text(title, name)
     if not value:
         raise InvalidArgument(f"{name} must not be empty", field=name)
     if len(value) > MAX_TITLE:
@@ -78,7 +79,7 @@ def check_description(description: str) -> str:
         raise InvalidArgument(
             f"description is at most {MAX_DESCRIPTION} characters", field="description"
         )
-    return description
+    return strip_private(description)
 
 
 def _check_clear(clear: tuple[str, ...], allowed: tuple[str, ...]) -> None:
@@ -163,7 +164,7 @@ class GoalService:
         namespace = validation.check_namespace(namespace)
         title = check_title(title)
         if description is not None:
-            check_description(description)
+            description = check_description(description)
         status = validation.check_choice(status or "active", GOAL_STATUSES, "status")
         priority = validation.check_choice(priority or "medium", PRIORITIES, "priority")
         goal_id = new_id()

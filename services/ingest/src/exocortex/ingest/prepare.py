@@ -128,10 +128,10 @@ def prepare(
     attribution: dict[str, str | None] = {}
     for key in ATTRIBUTION:
         if request.attribution.HasField(key):
-            attribution[key] = getattr(request.attribution, key) or None
+            attribution[key] = validation.optional_text(getattr(request.attribution, key))
         else:
             value = metadata.get(key) or (metadata.get("model") if key == "model_name" else None)
-            attribution[key] = str(value) if value else None
+            attribution[key] = validation.optional_text(str(value)) if value else None
         if attribution[key] is None and default_attribution:
             attribution[key] = default_attribution.get(key)
     given_tags = list(tags)
@@ -152,7 +152,9 @@ def prepare(
         namespace=namespace,
         content_type=content_type,
         source=source,
-        source_uri=request.source_uri if request.HasField("source_uri") else None,
+        source_uri=validation.optional_text(request.source_uri)
+        if request.HasField("source_uri")
+        else None,
         importance=importance,
         valence=valence,
         tags=tags,

@@ -241,12 +241,12 @@ class UpdateService:
         if req.HasField("expires_at"):
             cols["expires_at"] = req.expires_at.ToDatetime(tzinfo=UTC)
         if req.HasField("source_uri"):
-            cols["source_uri"] = req.source_uri
+            cols["source_uri"] = validation.optional_text(req.source_uri)
         if req.HasField("namespace"):
             cols["namespace"] = validation.check_namespace(req.namespace)
         for key in ATTRIBUTION:
             if req.attribution.HasField(key):
-                cols[key] = getattr(req.attribution, key) or None
+                cols[key] = validation.optional_text(getattr(req.attribution, key))
         metadata = current["metadata"]
         if req.metadata_patch_json:
             patch.metadata_changes = validation.parse_metadata(req.metadata_patch_json)

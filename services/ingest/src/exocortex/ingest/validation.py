@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from exocortex.core.domain.text import strip_private_field, strip_private_json
 from exocortex.core.errors import InvalidArgument, TooLarge
 
 CONTENT_TYPES = ("text", "note", "decision", "conversation", "summary")
@@ -56,7 +57,26 @@ def parse_metadata(raw: str) -> dict[str, Any]:
         raise InvalidArgument("metadata must be a JSON object", field="metadata") from exc
     if not isinstance(value, dict):
         raise InvalidArgument("metadata must be a JSON object", field="metadata")
-    return value
+    # Every metadata write (memories, goals, entities) comes through here.
+    cleaned: dict[str, Any] = strip_private_json(value)
+    return cleaned
+
+
+def optional_text(value: str) -> str | None:
+    """A free-text field that may be absent (source uri, attribution): without its private
+    blocks, trimmed, None when nothing public is left."""
+    return strip_private_field(value) or None
+
+
+def required_text(value: str, field: str) -> str:
+    """A free-text field that must say something once its private blocks are gone."""
+    cleaned = strip_private_field(value)
+    if not cleaned and value.strip():
+        raise InvalidArgument(
+            f"{field} is empty after removing <private> blocks; give some public text",
+            field=field,
+        )
+    return cleaned
 
 
 def check_tags(tags: list[str]) -> None:

@@ -24,6 +24,7 @@ from nats.aio.msg import Msg
 from psycopg_pool import AsyncConnectionPool
 
 from exocortex.core.db.arrays import TextArray
+from exocortex.core.domain.text import strip_private
 from exocortex.core.logging import get_logger
 from exocortex.proto.v1 import events_pb2
 
@@ -130,7 +131,9 @@ class _Batch:
             self.misses.append(
                 (
                     event.namespace or None,
-                    event.miss_query,
+                    # Retrieval already sends the query without private blocks; an event from
+                    # an older or other publisher must not put one in search_misses either.
+                    strip_private(event.miss_query),
                     event.max_score,
                     event.filters_json or "{}",
                     at,

@@ -19,6 +19,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.client import Client as NatsClient
 
 from exocortex.core.bus import subjects
+from exocortex.core.domain.text import strip_private
 from exocortex.core.logging import get_logger
 from exocortex.proto.v1 import events_pb2, retrieval_pb2
 from exocortex.retrieval.search import SearchOutcome
@@ -49,10 +50,13 @@ def to_event(
         filters["purpose"] = req.purpose
     stamp = Timestamp()
     stamp.FromDatetime(datetime.now(UTC))
+    # The query as searched: without its private blocks (validation refused a query that
+    # had nothing else), so a miss never records one.
+    query = strip_private(req.query)
     # Linked context was served too: it counts for access and implicit usefulness, after results.
     served = [r.row["id"] for r in outcome.results] + [x.row["id"] for x in outcome.linked]
     return events_pb2.SearchPerformed(
-        query_hash=query_hash(req.query),
+        query_hash=query_hash(query),
         # Empty for a search over every namespace.
         namespace=req.namespace,
         result_ids=served,
@@ -60,7 +64,7 @@ def to_event(
         result_count=len(outcome.results),
         max_score=max((r.score for r in outcome.results), default=0.0),
         occurred_at=stamp,
-        miss_query=req.query.strip() if not outcome.results else "",
+        miss_query=query if not outcome.results else "",
         filters_json=json.dumps(filters, separators=(",", ":")),
     )
 

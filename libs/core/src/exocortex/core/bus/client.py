@@ -7,7 +7,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 
-import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
@@ -24,39 +23,95 @@ log = get_logger(__name__)
 ACK_WAIT_SECONDS = 60.0
 
 
-async def connect(url: str, *, name: str) -> NatsClient:
-    """Connect with endless reconnects: a process keeps running while NATS is away."""
+class BusClient(NatsClient):
+    """A NATS client whose first connection is made in the background (see ``connect``).
+
+    Until it is connected, publishes are buffered (up to the client's pending limit) and
+    requests time out, as while it reconnects: callers already treat NATS as sometimes away.
+    """
+
+    _connecting: asyncio.Task[None] | None = None
+
+    async def _stop_connecting(self) -> bool:
+        """Stop a first connection still under way; True when there was one (the client is
+        then closed, and has nothing to drain)."""
+        task = self._connecting
+        if task is None or task.done():
+            return False
+        task.cancel()
+        with suppress(asyncio.CancelledError, Exception):
+            await task
+        with suppress(Exception):
+            await super().close()
+        return True
+
+    async def drain(self) -> None:
+        if await self._stop_connecting():
+            return
+        await super().drain()
+
+    async def close(self) -> None:
+        if await self._stop_connecting():
+            return
+        await super().close()
+
+
+async def connect(url: str, *, name: str) -> BusClient:
+    """A client that connects in the background and reconnects endlessly.
+
+    It is returned at once, before it is connected: a process starts and serves what it can
+    while NATS is away (the gateway its reads, ingest its stores into the outbox), and its
+    publishers and consumers work once the connection is made (``is_connected``). Waiting here
+    instead would keep a process that starts during an outage from ever serving.
+    """
 
     async def _disconnected() -> None:
         log.warning("nats disconnected")
 
+    # Attempts fail with the same error until NATS is back: log it once per outage.
+    last_error: list[str] = [""]
+
     async def _reconnected() -> None:
+        last_error[0] = ""
         log.info("nats reconnected")
 
     async def _error(exc: Exception) -> None:
-        log.warning("nats error", error=str(exc))
+        message = str(exc) or type(exc).__name__
+        if message != last_error[0]:
+            log.warning("nats error", url=url, error=message)
+            last_error[0] = message
 
-    while True:
-        try:
-            return await nats.connect(
-                url,
-                name=name,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.5,
-                connect_timeout=2,
-                # Draining on shutdown waits for every subscription's pending messages. Right
-                # after a reconnect that wait could outlast the 20 s a supervisor gives a stopping
-                # process (seen on uvloop); past 5 s the client logs it and closes anyway, and
-                # JetStream redelivers whatever was not acknowledged.
-                drain_timeout=5,
-                allow_reconnect=True,
-                disconnected_cb=_disconnected,
-                reconnected_cb=_reconnected,
-                error_cb=_error,
-            )
-        except Exception as exc:  # not up yet: wait for it rather than die
-            log.warning("waiting for NATS", url=url, error=str(exc) or type(exc).__name__)
-            await asyncio.sleep(1.0)
+    client = BusClient()
+
+    async def _connect() -> None:
+        # With endless attempts the client's own connect keeps trying every
+        # reconnect_time_wait until a server answers.
+        await client.connect(
+            url,
+            name=name,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,  # type: ignore[arg-type]  # typed int; a float works
+            connect_timeout=2,
+            # Draining on shutdown waits for every subscription's pending messages. Right
+            # after a reconnect that wait could outlast the 20 s a supervisor gives a stopping
+            # process (seen on uvloop); past 5 s the client logs it and closes anyway, and
+            # JetStream redelivers whatever was not acknowledged.
+            drain_timeout=5,
+            allow_reconnect=True,
+            disconnected_cb=_disconnected,
+            reconnected_cb=_reconnected,
+            error_cb=_error,
+        )
+        # What was published or subscribed while connecting waits in the client's buffer.
+        with suppress(Exception):  # lost again at once: the reconnect sends it
+            await client.flush()
+        last_error[0] = ""
+        log.info("nats connected", url=url)
+
+    client._connecting = asyncio.create_task(_connect(), name=f"nats-connect-{name}")
+    # Let the connect set the client up (its buffers) before anyone publishes through it.
+    await asyncio.sleep(0)
+    return client
 
 
 async def ensure_stream(js: JetStreamContext) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import weakref
 from typing import Any
@@ -9,7 +10,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow, dict_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from exocortex.core.logging import get_logger
+
+_log = get_logger(__name__)
 
 DictConnection = AsyncConnection[DictRow]
 """A connection whose rows are dicts keyed by column name."""
@@ -28,6 +33,11 @@ async def open_pool(
 ) -> Pool:
     """Open a pool of dict-row connections and wait until `min_size` of them are connected.
 
+    While Postgres is unreachable this keeps trying, with a pause that grows to
+    `MAX_OPEN_BACKOFF_SECONDS`, rather than fail: a service started while the database is away
+    (restarted by its supervisor, or started before it) waits for it instead of exiting, and an
+    exit would count towards the supervisor stopping the whole stack.
+
     Connections are health-checked when taken from the pool, so a restarted Postgres costs one
     failed check, not one failed request. Close it with `await pool.close()` (or `async with`).
 
@@ -35,26 +45,40 @@ async def open_pool(
     one round trip, where a transaction adds a BEGIN before the first statement and a COMMIT
     when the connection goes back (`conn.transaction()` still groups statements when needed).
 
-    Raises:
-        psycopg_pool.PoolTimeout: Postgres was not reachable within `connect_timeout` seconds.
+    `connect_timeout` bounds how long a request waits for a free connection.
     """
-    pool: Pool = AsyncConnectionPool(
-        dsn,
-        min_size=min_size,
-        max_size=max_size,
-        timeout=connect_timeout,
-        name=name,
-        open=False,
-        connection_class=DictConnection,
-        kwargs={"row_factory": dict_row, "autocommit": autocommit},
-        check=_check_when_idle,
-    )
-    try:
-        await pool.open(wait=True, timeout=connect_timeout)
-    except BaseException:
-        await pool.close()
-        raise
-    return pool
+    pause = OPEN_BACKOFF_SECONDS
+    while True:
+        pool: Pool = AsyncConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=connect_timeout,
+            name=name,
+            open=False,
+            connection_class=DictConnection,
+            kwargs={"row_factory": dict_row, "autocommit": autocommit},
+            check=_check_when_idle,
+        )
+        try:
+            await pool.open(wait=True, timeout=min(connect_timeout, OPEN_ATTEMPT_SECONDS))
+        except PoolTimeout:
+            await pool.close()
+        except BaseException:
+            await pool.close()
+            raise
+        else:
+            return pool
+        _log.warning("waiting for Postgres", pool=name, retry_in=pause)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, MAX_OPEN_BACKOFF_SECONDS)
+
+
+# An attempt gives up this soon so that the next one, not the pool's own slower reconnect
+# schedule, finds a server that came back.
+OPEN_ATTEMPT_SECONDS = 5.0
+OPEN_BACKOFF_SECONDS = 0.5
+MAX_OPEN_BACKOFF_SECONDS = 5.0
 
 
 # A connection used this recently is known to be alive; checking it again would add a round trip
