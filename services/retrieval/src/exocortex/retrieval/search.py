@@ -22,7 +22,6 @@ from psycopg_pool import AsyncConnectionPool
 from exocortex.core import scope
 from exocortex.core.domain.tags import alias_map, expand_aliases
 from exocortex.core.domain.text import strip_private
-from exocortex.core.domain.text import strip_private
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
