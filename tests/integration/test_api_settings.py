@@ -2,31 +2,31 @@
 
 from __future__ import annotations
 
-import uuid
-
 import httpx
 
 
 async def test_secrets_are_masked_and_masked_values_skipped(api: httpx.AsyncClient) -> None:
-    suffix = uuid.uuid4().hex[:8]
-    key, short, plain = f"test.{suffix}.api_key", f"test.{suffix}.token", f"test.{suffix}.label"
-    reply = await api.patch(
-        "/api/settings", json={key: "sk-abcdef", short: "abcd", plain: "visible"}
-    )
-    assert reply.status_code == 200, reply.text
-    shown = reply.json()
-    assert shown[key] == "sk••••ef"
-    assert shown[short] == "••••"
-    assert shown[plain] == "visible"
-    assert (await api.get("/api/settings")).json()[key] == "sk••••ef"
+    key, plain = "ai.api_key", "ai.model"
+    try:
+        reply = await api.patch("/api/settings", json={key: "sk-abcdef", plain: "visible"})
+        assert reply.status_code == 200, reply.text
+        shown = reply.json()
+        assert shown[key] == "sk••••ef"
+        assert shown[plain] == "visible"
+        assert (await api.get("/api/settings")).json()[key] == "sk••••ef"
 
-    # Sending the masked value back (as a form would) keeps the real secret.
-    again = await api.patch("/api/settings", json={key: "sk••••ef", plain: "changed"})
-    assert again.json()[key] == "sk••••ef"
-    assert again.json()[plain] == "changed"
-    export = await api.get("/api/export", params={"namespace": "t-none"})
-    assert export.json()["settings"][key] == "sk••••ef"
-    assert "sk-abcdef" not in export.text
+        # Sending the masked value back (as a form would) keeps the real secret.
+        again = await api.patch("/api/settings", json={key: "sk••••ef", plain: "changed"})
+        assert again.json()[key] == "sk••••ef"
+        assert again.json()[plain] == "changed"
+        export = await api.get("/api/export", params={"namespace": "t-none"})
+        assert export.json()["settings"][key] == "sk••••ef"
+        assert "sk-abcdef" not in export.text
+
+        short = await api.patch("/api/settings", json={key: "abcd"})
+        assert short.json()[key] == "••••"
+    finally:
+        await api.patch("/api/settings", json={key: "", plain: ""})
 
 
 async def test_non_string_value_is_400_naming_the_key(api: httpx.AsyncClient) -> None:

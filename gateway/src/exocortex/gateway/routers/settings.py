@@ -1,13 +1,16 @@
-"""Runtime settings (the `settings` table): read masked, written through ingest."""
+"""Runtime settings (the `settings` table): read masked, checked against the typed schema of
+every setting, written through ingest."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, HTTPException, Request
 
+from exocortex.core.domain import setting_schema
 from exocortex.core.domain.secrets import MASK, mask_settings
 from exocortex.core.errors import InvalidArgument
+from exocortex.gateway.backends import Backends
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import admin_pb2
 
@@ -32,6 +35,7 @@ async def get_settings(backends: BackendsDep) -> dict[str, str]:
 
 @router.patch("", response_model=dict[str, str])
 async def update_settings(
+    request: Request,
     backends: BackendsDep,
     body: Annotated[
         dict[str, Any],
@@ -42,7 +46,9 @@ async def update_settings(
         ),
     ],
 ) -> dict[str, str]:
-    """Upserts the given settings and returns all of them, masked."""
+    """Upserts the given settings and returns all of them, masked. Each key must be a known
+    setting and each value must fit its type and range (400 naming the key). Changing
+    `ai.base_url` needs a key for every namespace and the `ai.api_key` in the same request."""
     values: dict[str, str] = {}
     for key, value in body.items():
         if not isinstance(value, str):
@@ -53,9 +59,49 @@ async def update_settings(
             )
         if MASK in value:
             continue
+        try:
+            setting_schema.check(key, value)
+        except setting_schema.SettingError as exc:
+            raise InvalidArgument(str(exc), field=_printable(exc.key)) from None
         values[key] = value
-    request = admin_pb2.UpdateSettingsRequest(values=values)
+    if BASE_URL in values:
+        await _check_base_url_change(request, backends, values)
     reply: admin_pb2.SettingsResponse = await backends.admin.UpdateSettings(
-        request, timeout=backends.settings.rpc_timeout_seconds
+        admin_pb2.UpdateSettingsRequest(values=values),
+        timeout=backends.settings.rpc_timeout_seconds,
     )
     return mask_settings(dict(reply.values))
+
+
+BASE_URL, API_KEY = "ai.base_url", "ai.api_key"
+
+
+def _printable(key: str) -> str:
+    return key.replace("\x00", "\\u0000")
+
+
+async def _check_base_url_change(
+    request: Request, backends: Backends, values: dict[str, str]
+) -> None:
+    """The chat sends the stored LLM key to ``ai.base_url``: pointing it elsewhere is an
+    administrator's act, and never takes the stored key along. The caller re-enters the key
+    (or clears it with "") in the same request; a masked key sent back does not count."""
+    principal = getattr(request.state, "principal", None)
+    if principal is not None and (not principal.can_write or principal.namespaces is not None):
+        raise HTTPException(
+            403,
+            {
+                "detail": "changing ai.base_url needs a read-write key for every namespace",
+                "field": BASE_URL,
+            },
+        )
+    current: admin_pb2.SettingsResponse = await backends.admin.GetSettings(
+        admin_pb2.GetSettingsRequest(), timeout=backends.settings.rpc_timeout_seconds
+    )
+    before = current.values.get(BASE_URL, "").rstrip("/")
+    if values[BASE_URL].rstrip("/") != before and API_KEY not in values:
+        raise InvalidArgument(
+            "changing ai.base_url would send the stored ai.api_key to the new host: send "
+            'ai.api_key again in the same request (or "" to clear it)',
+            field=BASE_URL,
+        )

@@ -1,64 +1,28 @@
 """Settings writes and namespace lookups.
 
-Settings are free-form text, but a value for a known setting must keep that setting's kind
-(number, boolean or JSON), so a typo cannot silently break scoring or dedup.
+Every value is checked against the typed schema of all settings (``setting_schema``) before it
+is written, here as well as in the gateway: this service is the only writer, and a gRPC caller
+need not be the gateway. One bad value would otherwise break every later read of it.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 
 from exocortex.core.db.pool import Pool
-from exocortex.core.db.settings_store import DEFAULT_SETTINGS, load_settings, upsert_settings
+from exocortex.core.db.settings_store import load_settings, upsert_settings
+from exocortex.core.domain import setting_schema
 from exocortex.core.errors import InvalidArgument
 
-_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$")
-MAX_VALUE_CHARS = 100_000
 MAX_KEYS = 500
 MAX_IDS = 1000
 
 
-def _kind(default: str) -> str:
-    if default in ("true", "false"):
-        return "boolean"
-    try:
-        float(default)
-        return "number"
-    except ValueError:
-        pass
-    if default[:1] in ("[", "{"):
-        return "json array" if default.startswith("[") else "json object"
-    return "text"
-
-
 def check_setting(key: str, value: str) -> None:
-    if not _KEY.match(key):
-        raise InvalidArgument(
-            "a setting key is 1-128 letters, digits, '_', '.', ':' or '-'", field=key
-        )
-    if len(value) > MAX_VALUE_CHARS:
-        raise InvalidArgument(f"{key} is longer than {MAX_VALUE_CHARS} characters", field=key)
-    default = DEFAULT_SETTINGS.get(key)
-    if default is None:
-        return
-    kind = _kind(default)
-    if kind == "boolean" and value not in ("true", "false"):
-        raise InvalidArgument(f"{key} must be 'true' or 'false'", field=key)
-    if kind == "number":
-        try:
-            float(value)
-        except ValueError:
-            raise InvalidArgument(f"{key} must be a number", field=key) from None
-    if kind.startswith("json"):
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            raise InvalidArgument(f"{key} must be a {kind}", field=key) from None
-        expected = list if kind == "json array" else dict
-        if not isinstance(parsed, expected):
-            raise InvalidArgument(f"{key} must be a {kind}", field=key)
+    try:
+        setting_schema.check(key, value)
+    except setting_schema.SettingError as exc:
+        raise InvalidArgument(str(exc), field=exc.key.replace("\x00", "\\u0000")) from None
 
 
 class AdminService:

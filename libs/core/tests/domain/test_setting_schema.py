@@ -1,0 +1,57 @@
+"""The typed schema of every setting: each seeded default fits it, and bad values are named."""
+
+from __future__ import annotations
+
+import pytest
+
+from exocortex.core.db.settings_store import DEFAULT_SETTINGS
+from exocortex.core.domain import setting_schema
+from exocortex.core.domain.setting_schema import SettingError, check
+
+
+def test_every_seeded_default_is_declared_and_valid() -> None:
+    for key, value in DEFAULT_SETTINGS.items():
+        check(key, value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("scoring.rrf_k", "nan"),
+        ("scoring.rrf_k", "inf"),
+        ("scoring.rrf_k", "-Infinity"),
+        ("scoring.rrf_k", "1e999"),
+        ("scoring.rrf_k", "0"),
+        ("scoring.vector_weight", "NaN"),
+        ("dedup.similarity_threshold", "1.5"),
+        ("dedup.candidate_pool", "2.5"),
+        ("dedup.candidate_pool", "-1"),
+        ("dedup.max_variants", "99999999999999999999"),
+        ("dedup.enabled", "yes"),
+        ("tags.alias_map", "[1]"),
+        ("tags.alias_map", "[" * 5000),
+        ("search.metadata_mode", "sometimes"),
+        ("ai.provider", "evil"),
+        ("ai.base_url", "file:///etc/passwd"),
+        ("ai.model", "x\x00y"),
+        ("embedding.model", "m" * 201),
+        ("no.such.setting", "1"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_key(key: str, value: str) -> None:
+    with pytest.raises(SettingError) as refused:
+        check(key, value)
+    assert refused.value.key == key
+
+
+def test_empty_clears_the_ai_settings() -> None:
+    for key in ("ai.provider", "ai.model", "ai.api_key", "ai.base_url"):
+        check(key, "")
+    check("ai.base_url", "http://127.0.0.1:8080/")
+
+
+def test_ranges_are_described_in_the_message() -> None:
+    with pytest.raises(SettingError) as refused:
+        check("dedup.similarity_threshold", "2")
+    assert "from 0 to 1" in refused.value.message
+    assert setting_schema.SCHEMA["server.port"].describe() == "integer from 1 to 65535"
