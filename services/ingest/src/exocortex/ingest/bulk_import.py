@@ -176,8 +176,7 @@ class BulkImporter:
             row = rows.get(memory_id)
             # The index may lag behind Postgres: trust only what is active now.
             if row is not None and row["is_active"] and row["parent_id"] is None:
-                vector = by_item[i][0] if config.keep_variants else None
-                await self._single(i, todo.pop(i), config, results, row, similarity, vector)
+                await self._single(i, todo.pop(i), config, results, row, similarity, by_item[i])
 
     async def _single(
         self,
@@ -187,19 +186,25 @@ class BulkImporter:
         results: list[ItemResult],
         existing: Row,
         similarity: float = 1.0,
-        variant: Vector | None = None,
+        vectors: list[Vector] | None = None,
     ) -> None:
-        """A duplicate: the skip path, or (skip mode off) the full single-store path."""
+        """A duplicate (``vectors`` given for a semantic one): the skip path, or (skip mode off)
+        the full single-store path."""
         try:
             if config.skip_insert_on_match:
-                outcome: StoreResult = await self._ingest.reuse(
+                folded = await self._ingest.fold(
                     existing,
                     p,
                     similarity=similarity,
                     reason="import",
-                    variant=variant,
+                    variant=vectors[0] if vectors and config.keep_variants else None,
                     max_variants=config.max_variants,
                 )
+                if folded is None:
+                    # No room for its wording: it is stored on its own (already embedded).
+                    assert vectors is not None  # only keeping a variant can find no room
+                    folded = await self._ingest.create(p, vectors)
+                outcome: StoreResult = folded
             else:
                 outcome = await self._ingest.store_prepared(p, config)
         except ExoError as exc:

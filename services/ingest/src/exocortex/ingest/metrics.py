@@ -18,3 +18,8 @@ DEDUP_LOOKUP_FAILURES = Counter(
 IMPORT_ITEMS = Counter(
     "exo_ingest_import_items_total", "Bulk-imported items by outcome", ["outcome"]
 )
+DEDUP_OVERFLOWS = Counter(
+    "exo_ingest_dedup_overflows_total",
+    "Near duplicates stored as memories of their own because their match had no room for "
+    "another variant",
+)

@@ -105,7 +105,7 @@ class IngestService:
                     if merged is not None:
                         return merged
                 elif config.skip_insert_on_match:
-                    return await self.reuse(
+                    folded = await self.fold(
                         existing,
                         p,
                         similarity=similarity,
@@ -113,9 +113,20 @@ class IngestService:
                         variant=vectors[0] if config.keep_variants else None,
                         max_variants=config.max_variants,
                     )
+                    if folded is not None:
+                        return folded
+                    # No room to keep this wording with the memory it resembles: it becomes
+                    # a memory of its own rather than an acknowledged write nobody can find.
                 else:
                     supersede = (existing["id"], similarity)
 
+        return await self.create(p, vectors, supersede)
+
+    async def create(
+        self, p: Prepared, vectors: list[Vector], supersede: tuple[str, float] | None = None
+    ) -> StoreResult:
+        """Insert ``p`` (already embedded) as a new memory, archiving ``supersede``'s memory in
+        the same transaction when given."""
         rows = build_rows(p, vectors, model=self.embedder.fingerprint, dim=self.embedder.dimensions)
         try:
             async with self.pool.connection() as conn, conn.transaction():
@@ -209,6 +220,15 @@ class IngestService:
         return results[0] if results else []
 
     async def reuse(
+        self, existing: Row, p: Prepared, *, similarity: float, reason: str
+    ) -> StoreResult:
+        """The skip path for a text the existing memory already holds (same hash, or already
+        merged into it): merge the new tags and metadata and raise importance."""
+        result = await self.fold(existing, p, similarity=similarity, reason=reason)
+        assert result is not None  # only keeping a variant can find no room
+        return result
+
+    async def fold(
         self,
         existing: Row,
         p: Prepared,
@@ -217,11 +237,13 @@ class IngestService:
         reason: str,
         variant: Vector | None = None,
         max_variants: int = 0,
-    ) -> StoreResult:
+    ) -> StoreResult | None:
         """The skip path: keep the existing memory, merge the new tags and metadata, raise
         importance, and keep a near duplicate's wording as a variant when ``variant`` (its
         vector) is given. The existing memory's version moves on, so its projection (variants
-        and chunks included) is refreshed."""
+        and chunks included) is refreshed. None, with nothing changed, when the wording has no
+        room among the memory's variants (or the memory was archived meanwhile): the caller
+        stores it as a memory of its own."""
         new_tags = [t for t in p.tags if t not in set(existing["tags"])]
         new_meta = {k: v for k, v in p.metadata.items() if existing["metadata"].get(k) != v}
         changed = bool(new_tags or new_meta or p.importance > float(existing["importance"]))
@@ -229,7 +251,7 @@ class IngestService:
             async with self.pool.connection() as conn, conn.transaction():
                 variant_id = None
                 if variant is not None:
-                    variant_id = await variants.add_variant(
+                    kept, variant_id = await variants.add_variant(
                         conn,
                         existing,
                         p,
@@ -239,6 +261,14 @@ class IngestService:
                         dim=self.embedder.dimensions,
                         limit=max_variants,
                     )
+                    if kept is variants.Kept.NO_ROOM:
+                        log.info(
+                            "near duplicate stored on its own: no room among the variants",
+                            similar_to=existing["id"],
+                            similarity=similarity,
+                        )
+                        metrics.DEDUP_OVERFLOWS.inc()
+                        return None
                 if changed or variant_id is not None:
                     existing = await self._merge_into_existing(
                         conn, existing, p, new_tags, new_meta, variant_id

@@ -10,11 +10,15 @@ A search that matches the variant's wording finds the parent memory, once.
 
 Variants are not memories: they are not counted, listed or returned on their own, and they follow
 their parent the way chunks do (tags, archive, restore, delete, and a content edit replaces them).
-A memory keeps at most ``dedup.max_variants`` of them; a retried store adds none.
+A memory keeps at most ``dedup.max_variants`` of them; a retried store adds none. A text that
+finds no room (the list is full, or the memory was archived since the match) is not folded at
+all: the caller stores it as a memory of its own, because a write that was acknowledged must stay
+findable by its own words.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -28,6 +32,14 @@ from exocortex.ingest.prepare import Prepared
 Row = dict[str, Any]
 
 
+class Kept(Enum):
+    """What became of a near duplicate's wording."""
+
+    ADDED = "added"  # a new variant row
+    ALREADY = "already"  # the memory's own text or an existing variant: findable already
+    NO_ROOM = "no-room"  # the list is full or the memory is no longer active
+
+
 async def add_variant(
     conn: AsyncConnection[Row],
     parent: Row,
@@ -38,11 +50,14 @@ async def add_variant(
     model: str,
     dim: int,
     limit: int,
-) -> str | None:
-    """Insert ``p``'s text as a variant of ``parent`` (the caller's transaction); the new row's
-    id, or None when there is nothing to keep (same text, already kept, or at the limit)."""
-    if limit <= 0 or p.digest == parent.get("content_hash"):
-        return None
+) -> tuple[Kept, str | None]:
+    """Insert ``p``'s text as a variant of ``parent`` (the caller's transaction): the outcome and
+    the new row's id when one was added. ``NO_ROOM`` leaves the parent untouched; the caller
+    must then keep the text some other way."""
+    if p.digest == parent.get("content_hash"):
+        return Kept.ALREADY, None
+    if limit <= 0:
+        return Kept.NO_ROOM, None
     # Serialise variants of one memory, so two racing stores of one text keep it once, and see
     # the parent's current state (it may have been archived since the match).
     cur = await conn.execute(
@@ -50,7 +65,7 @@ async def add_variant(
     )
     locked = await cur.fetchone()
     if locked is None or not locked["is_active"]:
-        return None
+        return Kept.NO_ROOM, None
     cur = await conn.execute(
         "SELECT count(*) AS n, coalesce(bool_or(content_hash = %s), false) AS seen "
         "FROM memories WHERE parent_id = %s AND chunk_index IS NULL",
@@ -58,8 +73,10 @@ async def add_variant(
     )
     kept = await cur.fetchone()
     assert kept is not None
-    if kept["seen"] or int(kept["n"]) >= limit:
-        return None
+    if kept["seen"]:
+        return Kept.ALREADY, None
+    if int(kept["n"]) >= limit:
+        return Kept.NO_ROOM, None
     variant = NewMemory(
         id=new_id(),
         namespace=parent["namespace"],
@@ -83,4 +100,4 @@ async def add_variant(
         enrichment_status="skipped",
     )
     await bulk.insert_memories(conn, [variant])
-    return variant.id
+    return Kept.ADDED, variant.id
