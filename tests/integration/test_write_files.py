@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -65,17 +64,17 @@ async def test_import_validation(api: httpx.AsyncClient) -> None:
 
 
 async def test_markdown_ingest_splits_and_reingest_replaces(
-    api: httpx.AsyncClient, namespace: str, tmp_path: Path
+    api: httpx.AsyncClient, namespace: str
 ) -> None:
-    doc = tmp_path / "notes.md"
-    doc.write_text(
+    doc = "notes/notes.md"
+    text = (
         f"# Notes\n\nPreamble. {SECTION}\n\n## Alpha\n{SECTION} Alpha owls.\n\n"
         f"## Tiny\nshort\n\n## Beta\n{SECTION} Beta badgers.\n"
     )
     reply = await api.post(
         "/api/memories/ingest",
         json={
-            "files": [{"path": str(tmp_path / "*.md")}],
+            "files": [{"name": doc, "content": text}],
             "namespace": namespace,
             "tags": ["Docs"],
         },
@@ -85,20 +84,20 @@ async def test_markdown_ingest_splits_and_reingest_replaces(
     assert body["stored"] == 3
     assert body["indexed"] is True  # read-your-writes, as for a single store
     file = body["files"][0]
-    assert file["path"] == str(doc)
+    assert file["name"] == doc
     assert file["sections"] == 3
     memories = [(await api.get(f"/api/memories/{i}")).json() for i in file["memory_ids"]]
     alpha = next(m for m in memories if m["content"].startswith("## Alpha"))
     assert "## Tiny\n\nshort" in alpha["content"]
     assert alpha["content_type"] == "note"
-    assert alpha["source_uri"] == str(doc)
+    assert alpha["source_uri"] == doc
     assert "docs" in alpha["tags"]
 
-    doc.write_text(f"# Notes\n\nPreamble. {SECTION}\n\n## Alpha\n{SECTION} Alpha owls, revised.\n")
+    revised = f"# Notes\n\nPreamble. {SECTION}\n\n## Alpha\n{SECTION} Alpha owls, revised.\n"
     again = (
         await api.post(
             "/api/memories/ingest",
-            json={"files": [{"path": str(doc)}], "namespace": namespace},
+            json={"files": [{"name": doc, "content": revised}], "namespace": namespace},
         )
     ).json()["files"][0]
     assert again["unchanged"] == 1
@@ -112,14 +111,14 @@ async def test_markdown_ingest_splits_and_reingest_replaces(
     assert all("Beta badgers" not in r["memory"]["content"] for r in search.json()["results"])
 
 
-async def test_markdown_ingest_of_given_text_and_missing_files(
+async def test_markdown_ingest_of_given_text_and_server_paths_refused(
     api: httpx.AsyncClient, namespace: str
 ) -> None:
     reply = await api.post(
         "/api/memories/ingest",
         json={
             "files": [
-                {"path": "mem://handbook", "content": f"## One\n{SECTION}\n## Two\n{SECTION}2"}
+                {"name": "mem://handbook", "content": f"## One\n{SECTION}\n## Two\n{SECTION}2"}
             ],
             "namespace": namespace,
         },
@@ -128,8 +127,9 @@ async def test_markdown_ingest_of_given_text_and_missing_files(
     missing = await api.post(
         "/api/memories/ingest", json={"files": [{"path": "/nonexistent/dir/*.md"}]}
     )
-    assert missing.status_code == 404
-    assert missing.json()["field"] == "files.0.source_uri"
+    # The server reads no file of its own unless its operator set an import folder.
+    assert missing.status_code == 422
+    assert missing.json()["field"] == "files.0.path"
 
 
 def _line(*blocks: dict[str, Any]) -> str:

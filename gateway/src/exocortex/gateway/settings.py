@@ -29,6 +29,10 @@ class GatewaySettings(CommonSettings):
     dashboard_dir: Path | None = Field(
         default=None, validation_alias=AliasChoices("EXO_GATEWAY_DASHBOARD_DIR")
     )
+    # The server's import folder: only inside it may a request name a file (`path`,
+    # `transcript_path`) instead of sending its content. Ingest, which reads the files, has
+    # the same setting and checks again.
+    import_root: Path | None = Field(default=None, validation_alias=AliasChoices("EXO_IMPORT_ROOT"))
     # How long a chat waits for the LLM provider.
     chat_timeout_seconds: float = Field(
         default=60.0, validation_alias=AliasChoices("EXO_CHAT_TIMEOUT_SECONDS")

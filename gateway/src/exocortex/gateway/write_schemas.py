@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from exocortex.gateway.schemas import ContentType, Memory, MemoryCreate, StoredMemory, Strict
 
@@ -127,13 +127,37 @@ class BulkResult(Ok):
 
 
 class MarkdownFile(Strict):
-    path: str = Field(
+    """One document: its text (``name`` + ``content``), or, only when the operator set
+    ``EXO_IMPORT_ROOT``, a ``path`` inside that folder for the server to read."""
+
+    name: str | None = Field(
+        default=None,
         min_length=1,
         max_length=4096,
-        description="Names the document (its source_uri). Without `content`, the server reads "
-        "this local path; `*` and `?` in the file name part match several files.",
+        description="Names the document (its `source_uri`); re-ingesting a name replaces its "
+        "memories. Required with `content`.",
     )
-    content: str | None = Field(default=None, min_length=1)
+    content: str | None = Field(default=None, min_length=1, description="The markdown text.")
+    path: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="A file in the server's import folder (`EXO_IMPORT_ROOT`), relative to it; "
+        "`*` and `?` in the file name part match several files. Refused (422) when the "
+        "server has no import folder: send `content` instead.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> MarkdownFile:
+        if self.content is not None and self.path is not None:
+            raise ValueError(
+                "give `name` with `content`, or `path` alone (a file in the import folder)"
+            )
+        if self.content is not None and self.name is None:
+            raise ValueError("`name` names the document; it is required with `content`")
+        if self.content is None and self.path is None:
+            raise ValueError("give the document's `content` (with a `name`)")
+        return self
 
 
 class IngestRequest(Strict):
@@ -145,7 +169,9 @@ class IngestRequest(Strict):
 
 
 class IngestedFile(BaseModel):
-    path: str
+    name: str = Field(
+        description="The document's name: the given `name`, or the file's path on the server."
+    )
     sections: int
     stored: int
     unchanged: int
@@ -164,7 +190,13 @@ class IngestResponse(BaseModel):
 
 class DigestRequest(Strict):
     transcript: str | None = Field(default=None, min_length=1, description="JSONL text.")
-    transcript_path: str | None = Field(default=None, min_length=1, max_length=4096)
+    transcript_path: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="A transcript in the server's import folder (`EXO_IMPORT_ROOT`), relative to "
+        "it. Refused (422) when the server has no import folder: send `transcript` instead.",
+    )
     namespace: str = Field(default="default", min_length=1, max_length=128)
     tags: list[str] = Field(default_factory=list, max_length=50)
     project: str | None = Field(default=None, max_length=200)

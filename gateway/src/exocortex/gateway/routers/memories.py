@@ -6,12 +6,18 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC
+from pathlib import PurePath
 from typing import Any
 
 import grpc
-from fastapi import APIRouter, Path, status
+from fastapi import APIRouter, HTTPException, Path, status
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from exocortex.core.domain.import_paths import (
+    SEND_CONTENT,
+    SEND_TRANSCRIPT,
+    relative_import_path,
+)
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.logging import get_logger
 from exocortex.gateway import convert
@@ -189,13 +195,30 @@ async def bulk_update(body: BulkUpdate, backends: BackendsDep) -> dict[str, Any]
     return {"ok": True, "affected": reply.affected, "missing_ids": list(reply.missing_ids)}
 
 
+def _check_import_path(
+    root: PurePath | None, raw: str, field: str, refusal: str = SEND_CONTENT
+) -> None:
+    """A path a request names: refused unless the operator set an import folder and the path
+    stays inside it. Ingest, which reads the file, checks again after resolving links."""
+    if root is None:
+        raise HTTPException(422, {"detail": refusal, "field": field})
+    try:
+        relative_import_path(root, raw, field=field)
+    except InvalidArgument as exc:
+        raise HTTPException(422, {"detail": exc.message, "field": field}) from exc
+
+
 @router.post("/ingest", response_model=IngestResponse)
 async def ingest_markdown(body: IngestRequest, backends: BackendsDep) -> dict[str, Any]:
     """Markdown files split into memories at `##` headers. Re-ingesting a path replaces its
     memories: unchanged sections stay, changed or removed ones are archived."""
+    for i, f in enumerate(body.files):
+        if f.path is not None:
+            _check_import_path(backends.settings.import_root, f.path, f"files.{i}.path")
     request = ingest_pb2.IngestMarkdownRequest(
         files=[
-            ingest_pb2.MarkdownFile(source_uri=f.path, content=f.content or "") for f in body.files
+            ingest_pb2.MarkdownFile(source_uri=f.path or f.name or "", content=f.content or "")
+            for f in body.files
         ],
         namespace=body.namespace,
         tags=body.tags,
@@ -212,7 +235,7 @@ async def ingest_markdown(body: IngestRequest, backends: BackendsDep) -> dict[st
         "indexed": indexed,
         "files": [
             {
-                "path": f.source_uri,
+                "name": f.source_uri,
                 "sections": f.sections,
                 "stored": f.stored,
                 "unchanged": f.unchanged,
@@ -229,6 +252,14 @@ async def ingest_markdown(body: IngestRequest, backends: BackendsDep) -> dict[st
 @router.post("/digest-session", status_code=status.HTTP_201_CREATED, response_model=DigestResponse)
 async def digest_session(body: DigestRequest, backends: BackendsDep) -> dict[str, Any]:
     """Summarise a coding-agent transcript (JSONL) into one memory."""
+    if body.transcript_path is not None:
+        if body.transcript is not None:
+            raise HTTPException(
+                422, {"detail": "give `transcript` or `transcript_path`, not both", "field": ""}
+            )
+        _check_import_path(
+            backends.settings.import_root, body.transcript_path, "transcript_path", SEND_TRANSCRIPT
+        )
     request = ingest_pb2.DigestSessionRequest(
         transcript=body.transcript or "",
         transcript_path=body.transcript_path or "",

@@ -58,7 +58,7 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
 
         server = GrpcServer("ingest", settings.listen)
-        ingest_servicer = IngestServicer(service, relay)
+        ingest_servicer = IngestServicer(service, relay, import_root=settings.import_root)
         server.register(ingest_pb2_grpc.add_IngestServicer_to_server, ingest_servicer)
         extra_services = register_admin_services(server, pool, ingest_servicer.StoreMemory)
         serve_metrics(settings.metrics_port)

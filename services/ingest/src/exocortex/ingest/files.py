@@ -4,18 +4,17 @@ session transcripts summarised into one memory."""
 from __future__ import annotations
 
 import asyncio
-import glob
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from exocortex.core.domain.digest import digest_transcript
+from exocortex.core.domain.import_paths import SEND_CONTENT, SEND_TRANSCRIPT, confine
 from exocortex.core.domain.markdown import split_sections
 from exocortex.core.domain.tags import normalize_tag
 from exocortex.core.domain.text import content_hash, remove_private, strip_private
-from exocortex.core.errors import InvalidArgument, NotFound, TooLarge
+from exocortex.core.errors import InvalidArgument, NotFound, PermissionDenied, TooLarge
 from exocortex.core.logging import get_logger
 from exocortex.ingest import validation
 from exocortex.ingest.service import IngestService, StoreResult
@@ -38,13 +37,12 @@ class FileOutcome:
     memory_ids: list[str] = field(default_factory=list)
 
 
-def _has_glob(path: str) -> bool:
-    return any(c in os.path.basename(path) for c in "*?[")
-
-
-def resolve(files: list[ingest_pb2.MarkdownFile]) -> list[tuple[str, str]]:
-    """(source_uri, text) pairs: given text as is; otherwise the path (or a glob in its file
-    name part) read from the local disk, with the absolute path as the source uri."""
+def resolve(
+    files: list[ingest_pb2.MarkdownFile], import_root: Path | None
+) -> list[tuple[str, str]]:
+    """(source_uri, text) pairs: given text as is; a file without text is a path (or a glob in
+    its file name part) read from the import folder, and only there: with no folder set, no
+    file is read from this machine's disk."""
     out: list[tuple[str, str]] = []
     for i, f in enumerate(files):
         if f.content:
@@ -54,20 +52,30 @@ def resolve(files: list[ingest_pb2.MarkdownFile]) -> list[tuple[str, str]]:
                 )
             out.append((f.source_uri, f.content))
             continue
-        pattern = os.path.abspath(os.path.expanduser(f.source_uri))
-        paths = sorted(glob.glob(pattern)) if _has_glob(pattern) else [pattern]
-        paths = [p for p in paths if os.path.isfile(p)]
+        where = f"files.{i}.source_uri"
+        paths = _confined(import_root, f.source_uri, where)
         if not paths:
-            raise NotFound(f"no file matches {f.source_uri}", field=f"files.{i}.source_uri")
+            raise NotFound(f"no file in the import folder matches {f.source_uri}", field=where)
+        if len(out) + len(paths) > MAX_FILES:
+            # Counted before reading, so a broad pattern costs no reads.
+            raise InvalidArgument(f"at most {MAX_FILES} files per call", field="files")
         for path in paths:
-            if os.path.getsize(path) > MAX_FILE_BYTES:
-                raise TooLarge(
-                    f"{path} is over {MAX_FILE_BYTES} bytes", field=f"files.{i}.source_uri"
-                )
-            out.append((path, Path(path).read_text(encoding="utf-8", errors="replace")))
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise TooLarge(f"{path} is over {MAX_FILE_BYTES} bytes", field=where)
+            out.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
     if len(out) > MAX_FILES:
         raise InvalidArgument(f"at most {MAX_FILES} files per call", field="files")
     return out
+
+
+def _confined(
+    import_root: Path | None, raw: str, field: str, refusal: str = SEND_CONTENT
+) -> list[Path]:
+    # Checked here as well as in the gateway: this process is the one that reads the disk, and
+    # a gRPC caller need not be the gateway.
+    if import_root is None:
+        raise PermissionDenied(refusal, field=field)
+    return confine(import_root, raw, field=field)
 
 
 def _sections(text: str) -> list[str]:
@@ -76,15 +84,18 @@ def _sections(text: str) -> list[str]:
 
 
 class FileIngest:
-    def __init__(self, ingest: IngestService, updates: UpdateService) -> None:
+    def __init__(
+        self, ingest: IngestService, updates: UpdateService, *, import_root: Path | None = None
+    ) -> None:
         self._ingest = ingest
         self._updates = updates
+        self._import_root = import_root
 
     async def markdown(self, req: ingest_pb2.IngestMarkdownRequest) -> list[FileOutcome]:
         if not req.files:
             raise InvalidArgument("give at least one file", field="files")
         namespace = validation.check_namespace(req.namespace)
-        docs = await asyncio.to_thread(resolve, list(req.files))
+        docs = await asyncio.to_thread(resolve, list(req.files), self._import_root)
         return [await self._one(uri, text, namespace, req) for uri, text in docs]
 
     async def _one(
@@ -141,10 +152,13 @@ class FileIngest:
     async def digest(
         self, req: ingest_pb2.DigestSessionRequest
     ) -> tuple[StoreResult, str, int, int, int]:
+        source_uri = ""
         if req.transcript:
             transcript = req.transcript
         elif req.transcript_path:
-            transcript = await asyncio.to_thread(_read_transcript, req.transcript_path)
+            source_uri, transcript = await asyncio.to_thread(
+                _read_transcript, self._import_root, req.transcript_path
+            )
         else:
             raise InvalidArgument("give transcript or transcript_path", field="transcript")
         digest = digest_transcript(transcript, req.project if req.HasField("project") else None)
@@ -173,8 +187,8 @@ class FileIngest:
                 **{k: v for k, v in _attribution(req.attribution).items() if v}
             ),
         )
-        if req.transcript_path:
-            request.source_uri = _absolute(req.transcript_path)
+        if source_uri:
+            request.source_uri = source_uri
         result = await self._ingest.store(request)
         return result, digest.project or "", len(digest.actions), len(digest.files), digest.commands
 
@@ -187,14 +201,12 @@ def _attribution(a: common_pb2.Attribution) -> dict[str, str]:
     }
 
 
-def _read_transcript(raw_path: str) -> str:
-    path = Path(os.path.expanduser(raw_path))
-    if not path.is_file():
-        raise NotFound(f"no transcript at {raw_path}", field="transcript_path")
+def _read_transcript(import_root: Path | None, raw_path: str) -> tuple[str, str]:
+    """(source_uri, text) of one transcript in the import folder."""
+    paths = _confined(import_root, raw_path, "transcript_path", SEND_TRANSCRIPT)
+    if len(paths) != 1:
+        raise NotFound(f"no single transcript at {raw_path}", field="transcript_path")
+    path = paths[0]
     if path.stat().st_size > MAX_FILE_BYTES * 10:
         raise TooLarge(f"{raw_path} is over {MAX_FILE_BYTES * 10} bytes", field="transcript_path")
-    return path.read_text(encoding="utf-8", errors="replace")
-
-
-def _absolute(raw_path: str) -> str:
-    return os.path.abspath(os.path.expanduser(raw_path))
+    return str(path), path.read_text(encoding="utf-8", errors="replace")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -41,11 +42,13 @@ def _link(row: dict[str, Any]) -> ingest_pb2.Link:
 
 
 class IngestServicer(ingest_pb2_grpc.IngestServicer):
-    def __init__(self, service: IngestService, relay: OutboxRelay) -> None:
+    def __init__(
+        self, service: IngestService, relay: OutboxRelay, *, import_root: Path | None = None
+    ) -> None:
         self._service = service
         self._updates = UpdateService(service)
         self._importer = BulkImporter(service)
-        self._files = FileIngest(service, self._updates)
+        self._files = FileIngest(service, self._updates, import_root=import_root)
         self._relay = relay
 
     async def StoreMemory(

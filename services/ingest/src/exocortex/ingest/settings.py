@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import AliasChoices, Field
 
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
@@ -17,6 +19,9 @@ class IngestSettings(GrpcServiceSettings):
     max_content_chars: int = Field(
         default=200_000, validation_alias=AliasChoices("EXO_MAX_CONTENT_CHARS")
     )
+    # The one folder whose files a caller may name instead of sending their content (markdown
+    # ingest, session digests); unset, this process reads no file a caller names.
+    import_root: Path | None = Field(default=None, validation_alias=AliasChoices("EXO_IMPORT_ROOT"))
     # The relay also polls, so events written by other processes are published promptly even
     # if a notification is missed.
     relay_poll_seconds: float = 1.0
