@@ -172,6 +172,29 @@ async def test_delete_reupsert_versions_count(
     assert await keyword_index.versions([a.memory_id, b.memory_id, "nope"]) == {a.memory_id: 2}
 
 
+async def test_held_lists_every_flushed_id_with_its_version_across_pages(
+    keyword_index: KeywordIndex, make_doc: DocFactory
+) -> None:
+    assert await keyword_index.held() == {}
+    # More than one page (2,000 documents) of listing.
+    docs = [make_doc(content=f"entry {i}") for i in range(2_050)]
+    await keyword_index.upsert(docs)
+    await keyword_index.upsert([make_doc(memory_id=docs[0].memory_id, version=7, content="x")])
+    await keyword_index.delete([docs[1].memory_id])
+    await keyword_index.flush()
+    expected = {d.memory_id: d.version for d in docs[2:]}
+    expected[docs[0].memory_id] = 7
+    assert await keyword_index.held() == expected
+
+    # What a search sees: a write not yet flushed is not listed.
+    late = make_doc(content="late")
+    await keyword_index.upsert([late])
+    if keyword_index.name == "tantivy":
+        assert late.memory_id not in await keyword_index.held()
+    await keyword_index.flush()
+    assert (await keyword_index.held())[late.memory_id] == 1
+
+
 async def test_tantivy_persists_across_reopen(tmp_path: Path, make_doc: DocFactory) -> None:
     from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
 

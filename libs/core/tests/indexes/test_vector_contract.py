@@ -171,6 +171,28 @@ async def test_versions_reports_present_ids_only(
     assert await vector_index.versions([]) == {}
 
 
+async def test_held_lists_every_id_with_its_version_across_pages(
+    vector_index: VectorIndex, make_doc: DocFactory
+) -> None:
+    # More than one page (2,000 points) of listing.
+    vs = unit_vectors(2_050, seed=19)
+    docs = [make_doc(vector=v) for v in vs]
+    await vector_index.upsert(docs)
+    await vector_index.upsert([make_doc(memory_id=docs[0].memory_id, version=7, vector=vs[0])])
+    await vector_index.delete([docs[1].memory_id])
+    await vector_index.flush()
+
+    held = await vector_index.held()
+
+    expected = {d.memory_id: d.version for d in docs[2:]}
+    expected[docs[0].memory_id] = 7
+    assert held == expected
+
+
+async def test_held_is_empty_for_an_empty_index(vector_index: VectorIndex) -> None:
+    assert await vector_index.held() == {}
+
+
 async def test_edge_shard_persists_across_reopen(tmp_path: Path, make_doc: DocFactory) -> None:
     from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 

@@ -83,6 +83,13 @@ class VectorIndex(Protocol):
     async def versions(self, memory_ids: Sequence[str]) -> dict[str, int]:
         """Projected version of each id that is present."""
 
+    async def held(self) -> dict[str, int]:
+        """Every id the index holds (memories, chunks and variants) with its projected version,
+        as a search would see them now. Read in pages, giving the event loop and searches a
+        turn between them; a write landing meanwhile may or may not be in the answer. The
+        reconciler compares it with Postgres to find what a lost write left missing, stale or
+        behind."""
+
     async def count(self) -> int: ...
 
     async def flush(self) -> None:
@@ -104,6 +111,10 @@ class KeywordIndex(Protocol):
         """Best BM25 match first; score is the engine's relevance score (higher is better)."""
 
     async def versions(self, memory_ids: Sequence[str]) -> dict[str, int]: ...
+
+    async def held(self) -> dict[str, int]:
+        """Every id the index holds with its projected version, as `VectorIndex.held`: what
+        a search sees, so writes not yet flushed are not in it."""
 
     async def count(self) -> int: ...
 

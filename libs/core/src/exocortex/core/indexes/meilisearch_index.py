@@ -38,6 +38,8 @@ _SETTINGS = MeilisearchSettings(
     stop_words=sorted(ENGLISH_STOPWORDS),
 )
 _TASK_TIMEOUT_MS = 60_000
+# Documents read per page when listing everything the index holds.
+_HELD_PAGE = 1_000
 
 
 def _quote(value: str) -> str:
@@ -170,6 +172,19 @@ class MeilisearchKeywordIndex:
             ids=ids, limit=len(ids), fields=["memory_id", "version"]
         )
         return {str(d["memory_id"]): int(d["version"]) for d in info.results}
+
+    async def held(self) -> dict[str, int]:
+        await self.ensure_index()
+        out: dict[str, int] = {}
+        offset = 0
+        while True:
+            page = await self._index.get_documents(
+                offset=offset, limit=_HELD_PAGE, fields=["memory_id", "version"]
+            )
+            out.update({str(d["memory_id"]): int(d["version"]) for d in page.results})
+            offset += len(page.results)
+            if not page.results or offset >= page.total:
+                return out
 
     async def count(self) -> int:
         await self.ensure_index()

@@ -149,6 +149,10 @@ def plan_filter(flt: IndexFilter) -> FilterPlan:
     return FilterPlan(tuple(must), tuple(must_not))
 
 
+# Points read per page when listing everything an index holds (payload of two fields each).
+HELD_PAGE = 2_000
+
+
 def versions_from(records: Iterable[Mapping[str, Any] | None]) -> dict[str, int]:
     out: dict[str, int] = {}
     for payload in records:

@@ -41,6 +41,7 @@ import qdrant_edge as qe
 
 from exocortex.core.indexes.base import IndexDocument, IndexFilter, IndexHit, Vector
 from exocortex.core.indexes.qdrant_common import (
+    HELD_PAGE,
     HIT_FIELDS,
     PAYLOAD_INDEXES,
     VERSION_FIELDS,
@@ -269,6 +270,20 @@ class QdrantEdgeVectorIndex:
         ids = [point_id(i) for i in memory_ids]
         records = await asyncio.to_thread(self._shard.retrieve, ids, VERSION_FIELDS, False)
         return versions_from(r.payload for r in records)
+
+    async def held(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        offset: Any = None
+        while True:
+            request = qe.ScrollRequest(
+                offset=offset, limit=HELD_PAGE, with_payload=VERSION_FIELDS, with_vector=False
+            )
+            # One page per thread hop: the engine holds the interpreter while it reads, so
+            # searches get their turn between pages.
+            records, offset = await asyncio.to_thread(self._shard.scroll, request)
+            out.update(versions_from(r.payload for r in records))
+            if offset is None:
+                return out
 
     async def count(self) -> int:
         # Without a filter the engine's quick count is its live-point tally, exact after updates

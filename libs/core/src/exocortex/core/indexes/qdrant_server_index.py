@@ -20,6 +20,7 @@ from qdrant_client import models as qm
 
 from exocortex.core.indexes.base import IndexDocument, IndexFilter, IndexHit, Vector
 from exocortex.core.indexes.qdrant_common import (
+    HELD_PAGE,
     HIT_FIELDS,
     PAYLOAD_INDEXES,
     VERSION_FIELDS,
@@ -180,6 +181,22 @@ class QdrantServerVectorIndex:
             with_vectors=False,
         )
         return versions_from(r.payload for r in records)
+
+    async def held(self) -> dict[str, int]:
+        await self.ensure_collection()
+        out: dict[str, int] = {}
+        offset: Any = None
+        while True:
+            records, offset = await self._client.scroll(
+                self._collection,
+                offset=offset,
+                limit=HELD_PAGE,
+                with_payload=VERSION_FIELDS,
+                with_vectors=False,
+            )
+            out.update(versions_from(r.payload for r in records))
+            if offset is None:
+                return out
 
     async def count(self) -> int:
         await self.ensure_collection()

@@ -30,6 +30,8 @@ _TEXT_FIELDS = (("content", 1.0), ("keywords", 2.0))
 # How many filter terms a new snapshot counts ahead of searches (see _commit).
 _RECOUNT_MAX = 64
 _WRITER_HEAP_BYTES = 64_000_000
+# Documents read per thread hop when listing everything the index holds.
+_HELD_PAGE = 2_000
 
 
 def _schema() -> Any:
@@ -241,6 +243,33 @@ class TantivyKeywordIndex:
     def _versions(searcher: Any, query: Any, limit: int) -> dict[str, int]:
         out: dict[str, int] = {}
         for _score, address in searcher.search(query, limit, count=False).hits:
+            doc = searcher.doc(address)
+            out[str(doc.get_first("memory_id"))] = int(doc.get_first("version"))
+        return out
+
+    async def held(self) -> dict[str, int]:
+        searcher = self._snapshot.searcher  # one snapshot for every page
+        addresses = await asyncio.to_thread(self._addresses, searcher)
+        out: dict[str, int] = {}
+        for start in range(0, len(addresses), _HELD_PAGE):
+            # Reading stored fields holds the interpreter: a page per thread hop lets
+            # searches run between pages.
+            page = addresses[start : start + _HELD_PAGE]
+            out.update(await asyncio.to_thread(self._stored_versions, searcher, page))
+        return out
+
+    @staticmethod
+    def _addresses(searcher: Any) -> list[Any]:
+        n = int(searcher.num_docs)
+        if n == 0:
+            return []
+        hits = searcher.search(tantivy.Query.all_query(), n, count=False).hits
+        return [address for _score, address in hits]
+
+    @staticmethod
+    def _stored_versions(searcher: Any, addresses: list[Any]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for address in addresses:
             doc = searcher.doc(address)
             out[str(doc.get_first("memory_id"))] = int(doc.get_first("version"))
         return out
