@@ -15,6 +15,12 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, S
 from nats.js.errors import FetchTimeoutError, NotFoundError
 
 from exocortex.core.bus import subjects
+from exocortex.core.bus.dead_letter import (
+    DEAD_LETTERED,
+    MAX_DELIVERIES,
+    dead_letter,
+    deliveries,
+)
 from exocortex.core.logging import get_logger
 
 log = get_logger(__name__)
@@ -136,8 +142,10 @@ Handler = Callable[[Sequence[Msg]], Awaitable[None]]
 @dataclass
 class DurableConsumer:
     """A durable pull consumer that hands batches to ``handler`` and acks them only after the
-    handler returns (so effects are committed before the ack). A failing batch is nak'ed with a
-    delay and redelivered."""
+    handler returns (so effects are committed before the ack). When a batch fails, each of its
+    events is handled on its own, so good events go through; an event that still fails is
+    nak'ed with a delay and redelivered, and after ``max_deliveries`` deliveries it is parked
+    in the dead-letter stream (see ``dead_letter``) and the consumer moves on."""
 
     js: JetStreamContext
     durable: str
@@ -149,6 +157,13 @@ class DurableConsumer:
     # consumer whose effects may lag a little then handles a steady trickle in a few larger
     # batches instead of one message at a time (0: handle each batch at once).
     linger: float = 0.0
+    max_deliveries: int = MAX_DELIVERIES
+    retry_delay: float = 2.0
+
+    def __post_init__(self) -> None:
+        # The series exists at 0 from the start, so the first parked event is an increase the
+        # alert can see (a series born at 1 shows no increase).
+        DEAD_LETTERED.labels(self.durable)
 
     async def pending(self) -> int:
         info = await self.js.consumer_info(subjects.STREAM, self.durable)
@@ -161,6 +176,45 @@ class DurableConsumer:
         except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
             return []
         return more
+
+    async def _one_by_one(self, msgs: Sequence[Msg]) -> None:
+        for msg in msgs:
+            try:
+                await self.handler([msg])
+            except Exception as exc:
+                await self._failed(msg, exc)
+            else:
+                await msg.ack()
+
+    async def _failed(self, msg: Msg, exc: Exception) -> None:
+        """Retry later, or, past the bound, park the event and move on."""
+        error = f"{type(exc).__name__}: {exc}"
+        delivered = deliveries(msg)
+        if delivered < self.max_deliveries:
+            log.warning(
+                "event failed; will be redelivered",
+                consumer=self.durable,
+                subject=msg.subject,
+                deliveries=delivered,
+                error=error,
+            )
+            with suppress(Exception):
+                await msg.nak(delay=self.retry_delay)
+            return
+        log.error(
+            "event failed on every delivery; parked in the dead-letter stream",
+            consumer=self.durable,
+            subject=msg.subject,
+            deliveries=delivered,
+            error=error,
+        )
+        try:
+            await dead_letter(self.js, self.durable, msg, error)
+        except Exception as publish_error:
+            # Not parked: leave it to be delivered again rather than lose it.
+            log.warning("dead-lettering failed", error=str(publish_error), consumer=self.durable)
+            with suppress(Exception):
+                await msg.nak(delay=self.retry_delay)
 
     async def run(self, stop: asyncio.Event) -> None:
         sub = None
@@ -191,13 +245,16 @@ class DurableConsumer:
                         msgs += await self._more(sub, self.batch_size - len(msgs))
                     try:
                         await self.handler(msgs)
-                    except Exception:
-                        log.exception(
-                            "event batch failed; will be redelivered", consumer=self.durable
-                        )
-                        for msg in msgs:
-                            with suppress(Exception):
-                                await msg.nak(delay=2.0)
+                    except Exception as exc:
+                        if len(msgs) == 1:
+                            await self._failed(msgs[0], exc)
+                        else:
+                            log.warning(
+                                "event batch failed; handling its events one by one",
+                                consumer=self.durable,
+                                error=str(exc) or type(exc).__name__,
+                            )
+                            await self._one_by_one(msgs)
                         continue
                     for msg in msgs:
                         await msg.ack()

@@ -20,5 +20,16 @@ RETRIEVAL_PROJECTOR = "retrieval-projector"
 ENRICHMENT_WORKER = "enrichment-worker"
 MAINTENANCE_SEARCH_RECORDER = "maintenance-search-recorder"
 
+# Events a consumer gave up on after its bounded retries, kept for an operator: one subject per
+# consumer, ``dlq.<durable>``, in a stream of their own (so EXO's 14-day age limit and its
+# consumers' filters never touch them).
+DLQ_STREAM = "EXO_DLQ"
+DLQ_SUBJECTS = ["dlq.>"]
+
+
+def dead_letter_subject(durable: str) -> str:
+    return f"dlq.{durable}"
+
+
 MSG_ID_HEADER = "Nats-Msg-Id"
 CORRELATION_HEADER = "X-Correlation-Id"
