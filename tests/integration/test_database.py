@@ -309,7 +309,7 @@ def test_embedded_postgres_restart_keeps_data(tmp_path: Path) -> None:
             conn.execute("INSERT INTO t VALUES ('survives')")
     assert not pg.running
     with EmbeddedPostgres(data_dir, fsync=False, database="keep") as pg2:
-        assert pg2.dsn.startswith("postgresql://postgres@127.0.0.1:")
+        assert pg2.dsn.startswith(f"postgresql://postgres:{pg.password}@127.0.0.1:")
         with psycopg.connect(pg2.dsn) as conn:
             assert conn.execute("SELECT v FROM t").fetchall() == [("survives",)]
     # The same object can be restarted and keeps its port.

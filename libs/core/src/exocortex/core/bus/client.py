@@ -22,6 +22,7 @@ from exocortex.core.bus.dead_letter import (
     deliveries,
 )
 from exocortex.core.logging import get_logger
+from exocortex.core.secrets import redact_url
 
 log = get_logger(__name__)
 
@@ -84,7 +85,7 @@ async def connect(url: str, *, name: str) -> BusClient:
     async def _error(exc: Exception) -> None:
         message = str(exc) or type(exc).__name__
         if message != last_error[0]:
-            log.warning("nats error", url=url, error=message)
+            log.warning("nats error", url=redact_url(url), error=message)
             last_error[0] = message
 
     client = BusClient()
@@ -112,7 +113,7 @@ async def connect(url: str, *, name: str) -> BusClient:
         with suppress(Exception):  # lost again at once: the reconnect sends it
             await client.flush()
         last_error[0] = ""
-        log.info("nats connected", url=url)
+        log.info("nats connected", url=redact_url(url))
 
     client._connecting = asyncio.create_task(_connect(), name=f"nats-connect-{name}")
     # Let the connect set the client up (its buffers) before anyone publishes through it.

@@ -7,6 +7,12 @@ connect over TCP to a port chosen by the operator (or a free one), with one DSN 
 PostgreSQL refuses to run as root. When we are root (containers, CI runners) the server runs as an
 unprivileged system user (created on first use), the data directory is owned by that user and its
 ancestor directories get the "search" bit for others so that user can reach it.
+
+The server is private to its user: connections need the superuser's password (SCRAM), a secret
+generated on first start and kept in `<data_dir>.secret` (mode 0600) beside the data directory,
+so any other account on the machine that reaches 127.0.0.1 is refused. A data directory made by
+an earlier version with `trust` authentication is switched to passwords on its next start; its
+data is kept.
 """
 
 from __future__ import annotations
@@ -23,16 +29,20 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import quote
 
 import psycopg
 from psycopg import sql
 
 from exocortex.core.runtime.ports import free_port, wait_for_port
+from exocortex.core.secrets import read_or_create_secret, redact_url
 
 _log = logging.getLogger(__name__)
 
 SUPERUSER = "postgres"
-"""The database superuser created by initdb; loopback connections are trusted."""
+"""The database superuser created by initdb; it signs in with the generated password."""
+
+AUTH_METHOD = "scram-sha-256"
 
 DEFAULT_SYSTEM_USER = "exocortex-pg"
 """The OS account the server runs as when the caller is root."""
@@ -73,8 +83,16 @@ class EmbeddedPostgres:
         max_connections: int = 100,
         system_user: str = DEFAULT_SYSTEM_USER,
         start_timeout: float = 60.0,
+        secret_file: str | os.PathLike[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
+        # Beside the data directory, not in it: initdb wants an empty directory, and a copy of
+        # the data directory alone does not carry the key to it.
+        self.secret_file = (
+            Path(secret_file).expanduser().resolve()
+            if secret_file is not None
+            else self.data_dir.with_name(self.data_dir.name + ".secret")
+        )
         self.database = database
         self.host = host
         self.fsync = fsync
@@ -86,6 +104,7 @@ class EmbeddedPostgres:
         self._system_user = system_user if os.geteuid() == 0 else None
         self._owned = False
         self._running = False
+        self._password: str | None = None
 
     # -- public surface -------------------------------------------------------------------------
 
@@ -97,8 +116,16 @@ class EmbeddedPostgres:
         return self._port
 
     @property
+    def password(self) -> str:
+        """The superuser's password; read (or generated) by `start()`."""
+        if self._password is None:
+            raise RuntimeError("the password is read by start(); call it first")
+        return self._password
+
+    @property
     def dsn(self) -> str:
-        """DSN of the application database, e.g. postgresql://postgres@127.0.0.1:5432/exocortex."""
+        """DSN of the application database, with the password: postgresql://postgres:…@127.0.0.1:
+        5432/exocortex. Log it only through `redact_url`."""
         return self.dsn_for(self.database)
 
     @property
@@ -116,17 +143,26 @@ class EmbeddedPostgres:
 
     def dsn_for(self, database: str) -> str:
         """DSN of another database on this server."""
-        return f"postgresql://{SUPERUSER}@{self.host}:{self.port}/{database}"
+        password = quote(self.password, safe="")
+        return f"postgresql://{SUPERUSER}:{password}@{self.host}:{self.port}/{database}"
 
     def start(self) -> Self:
         """Initialise the data directory if needed, start the server, create the database."""
         if self._running:
             return self
         self._prepare_data_dir()
-        if not (self.data_dir / "PG_VERSION").exists():
+        fresh = not (self.data_dir / "PG_VERSION").exists()
+        had_secret = self.secret_file.exists()
+        self._password = read_or_create_secret(self.secret_file)
+        if fresh:
             self._initdb()
         adopted = self._adopt_running_server()
         if not adopted:
+            if not fresh and (self._hba_trusts() or not had_secret):
+                # Made by a version that trusted every local connection, or its secret was
+                # lost: set the password while nothing listens, then require it.
+                self._set_password_offline()
+                self._require_passwords()
             if self._port is None:
                 self._port = free_port(self.host)
             self._write_config()
@@ -136,9 +172,11 @@ class EmbeddedPostgres:
             )
             self._owned = True
         wait_for_port(self.host, self.port, timeout=self.start_timeout)
+        if adopted and self._hba_trusts():
+            self._set_password_online()
         self._running = True
         self.ensure_database(self.database)
-        _log.info("postgres ready at %s (data %s)", self.dsn, self.data_dir)
+        _log.info("postgres ready at %s (data %s)", redact_url(self.dsn), self.data_dir)
         return self
 
     def stop(self) -> None:
@@ -178,7 +216,7 @@ class EmbeddedPostgres:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _run(self, args: list[str], *, timeout: float) -> None:
+    def _run(self, args: list[str], *, timeout: float, stdin: str | None = None) -> None:
         """Run a PostgreSQL binary, as the unprivileged system user when we are root."""
         kwargs: dict[str, Any] = {}
         if self._system_user is not None:
@@ -187,10 +225,13 @@ class EmbeddedPostgres:
             kwargs["env"] = {**os.environ, "HOME": str(self.data_dir), "USER": self._system_user}
         # Output goes to files, not pipes: the server started by pg_ctl inherits the descriptors
         # and a pipe would never reach EOF.
+        if stdin is None:
+            kwargs["stdin"] = subprocess.DEVNULL
+        else:
+            kwargs["input"] = stdin
         with tempfile.TemporaryFile("w+") as out:
             result = subprocess.run(
                 args,
-                stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 text=True,
@@ -216,23 +257,33 @@ class EmbeddedPostgres:
             ) from err
 
     def _initdb(self) -> None:
-        cmd = [
-            str(postgres_bin_dir() / "initdb"),
-            "-D",
-            str(self.data_dir),
-            "-U",
-            SUPERUSER,
-            "--auth=trust",
-            "--encoding=UTF8",
-            # Unicode-aware lower()/upper() without depending on the host's OS locales.
-            "--locale-provider=builtin",
-            "--builtin-locale=C.UTF-8",
-            "--no-instructions",
-        ]
-        try:
-            self._run(cmd, timeout=180)
-        except subprocess.CalledProcessError as err:
-            raise RuntimeError(f"initdb failed for {self.data_dir}:\n{err.stderr}") from err
+        # initdb reads the password from a file; a private directory of the server's account
+        # holds it for the few seconds initdb runs.
+        with tempfile.TemporaryDirectory(prefix="exo-initdb-") as tmp:
+            pwfile = Path(tmp) / "pwfile"
+            fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(self.password + "\n")
+            self._chown(Path(tmp))
+            self._chown(pwfile)
+            cmd = [
+                str(postgres_bin_dir() / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                SUPERUSER,
+                f"--auth={AUTH_METHOD}",
+                f"--pwfile={pwfile}",
+                "--encoding=UTF8",
+                # Unicode-aware lower()/upper() without depending on the host's OS locales.
+                "--locale-provider=builtin",
+                "--builtin-locale=C.UTF-8",
+                "--no-instructions",
+            ]
+            try:
+                self._run(cmd, timeout=180)
+            except subprocess.CalledProcessError as err:
+                raise RuntimeError(f"initdb failed for {self.data_dir}:\n{err.stderr}") from err
         conf = self.data_dir / "postgresql.conf"
         with conf.open("a", encoding="utf-8") as fh:
             fh.write(
@@ -259,6 +310,61 @@ class EmbeddedPostgres:
         path = self.data_dir / _CONF_NAME
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         self._chown(path)
+
+    @property
+    def _hba_file(self) -> Path:
+        return self.data_dir / "pg_hba.conf"
+
+    def _hba_trusts(self) -> bool:
+        """Whether pg_hba.conf lets any connection in without a password."""
+        return any(_hba_method(line) == "trust" for line in self._read_hba())
+
+    def _read_hba(self) -> list[str]:
+        return self._hba_file.read_text(encoding="utf-8").splitlines(keepends=True)
+
+    def _require_passwords(self) -> None:
+        """Replace every `trust` rule of pg_hba.conf by a password rule, atomically."""
+        lines = [_without_trust(line) for line in self._read_hba()]
+        staged = self._hba_file.with_name("pg_hba.conf.exo-new")
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+        self._chown(staged)
+        staged.replace(self._hba_file)
+        _log.info("postgres on %s now requires the password in %s", self.data_dir, self.secret_file)
+
+    def _set_password_offline(self) -> None:
+        """Set the superuser's password in single-user mode: no socket is open meanwhile."""
+        statement = f"ALTER ROLE {SUPERUSER} PASSWORD {_sql_string(self.password)};\n"
+        cmd = [
+            str(postgres_bin_dir() / "postgres"),
+            "--single",
+            "-D",
+            str(self.data_dir),
+            # A failing statement is not echoed into the log (it holds the password).
+            "-c",
+            "log_min_error_statement=panic",
+        ]
+        try:
+            # On stdin, not in argv: the command line of a process is visible to every account.
+            self._run([*cmd, "postgres"], timeout=120, stdin=statement)
+        except subprocess.CalledProcessError as err:
+            raise RuntimeError(
+                f"setting the postgres password failed for {self.data_dir}:\n{err.stderr}"
+            ) from err
+
+    def _set_password_online(self) -> None:
+        """A server started by an earlier version still trusts loopback: set the password through
+        that trust once, then require it and reload."""
+        trusting = f"postgresql://{SUPERUSER}@{self.host}:{self.port}/postgres"
+        with psycopg.connect(trusting, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                    sql.Identifier(SUPERUSER), sql.Literal(self.password)
+                )
+            )
+            self._require_passwords()
+            conn.execute("SELECT pg_reload_conf()")
 
     def _adopt_running_server(self) -> bool:
         """If a live server already owns the data directory, use it instead of starting another."""
@@ -310,6 +416,25 @@ class EmbeddedPostgres:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no server log)"
+
+
+def _hba_method(line: str) -> str | None:
+    """The authentication method of a pg_hba.conf rule (its last field), None for comments."""
+    fields = line.split("#", 1)[0].split()
+    return fields[-1] if fields else None
+
+
+def _without_trust(line: str) -> str:
+    """A pg_hba.conf line with its `trust` method replaced by the password method."""
+    if _hba_method(line) != "trust":
+        return line
+    rule, hash_, comment = line.partition("#")
+    head, _, tail = rule.rpartition("trust")
+    return head + AUTH_METHOD + tail + hash_ + comment
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _ensure_system_user(name: str) -> None:
