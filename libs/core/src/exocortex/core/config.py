@@ -62,4 +62,8 @@ class GrpcServiceSettings(CommonSettings):
     # Overridden per service via EXO_<PART>_LISTEN / EXO_<PART>_METRICS_PORT (see each settings.py).
     listen: str = "127.0.0.1:0"
     metrics_port: int = 0
+    # Loopback unless told otherwise (EXO_METRICS_HOST): the metrics name the namespaces in use
+    # and the load, which is nobody else's business on a shared machine. Compose sets 0.0.0.0
+    # so Prometheus can scrape over the internal network.
+    metrics_host: str = "127.0.0.1"
     shutdown_grace_seconds: float = 5.0

@@ -20,11 +20,11 @@ T = TypeVar("T")
 log = get_logger(__name__)
 
 
-def serve_metrics(port: int, host: str = "0.0.0.0") -> None:
-    """Expose /metrics on ``port`` (0 disables it)."""
+def serve_metrics(port: int, host: str = "127.0.0.1") -> None:
+    """Expose /metrics on ``host``:``port`` (0 disables it)."""
     if port:
         start_http_server(port, addr=host)
-        log.info("metrics listening", port=port)
+        log.info("metrics listening", host=host, port=port)
 
 
 def event_loop(wanted: EventLoop) -> EventLoop:

@@ -42,7 +42,7 @@ async def open_worker(
     server = GrpcServer(name, settings.listen)
     for add_fn, servicer, _ in servicers:
         server.register(add_fn, servicer)
-    serve_metrics(settings.metrics_port)
+    serve_metrics(settings.metrics_port, settings.metrics_host)
     await server.start([full_name for _, _, full_name in servicers])
     stack.push_async_callback(server.stop, settings.shutdown_grace_seconds)
     return WorkerResources(pool=pool, nats=nc, server=server)

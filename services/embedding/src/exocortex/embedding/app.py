@@ -40,7 +40,7 @@ async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
         embedding_pb2_grpc.add_EmbeddingServicer_to_server,
         EmbeddingServicer(batcher, model.info, settings),
     )
-    serve_metrics(settings.metrics_port)
+    serve_metrics(settings.metrics_port, settings.metrics_host)
     await server.start(["exocortex.v1.Embedding"])
     try:
         await stop.wait()

@@ -61,7 +61,7 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         ingest_servicer = IngestServicer(service, relay, import_root=settings.import_root)
         server.register(ingest_pb2_grpc.add_IngestServicer_to_server, ingest_servicer)
         extra_services = register_admin_services(server, pool, ingest_servicer.StoreMemory)
-        serve_metrics(settings.metrics_port)
+        serve_metrics(settings.metrics_port, settings.metrics_host)
         await server.start(["exocortex.v1.Ingest", *extra_services])
         await stop.wait()
         await server.stop(settings.shutdown_grace_seconds)

@@ -196,7 +196,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         server.register(
             admin_pb2_grpc.add_ExportServicer_to_server, ExportServicer(ExportService(pool))
         )
-        serve_metrics(settings.metrics_port)
+        serve_metrics(settings.metrics_port, settings.metrics_host)
         await server.start(["exocortex.v1.Retrieval", "exocortex.v1.Export"])
         # What start-up built (indexes, model, clients) lives as long as the process: frozen out
         # of the collector, so full collections on the search path do not walk it each time.
