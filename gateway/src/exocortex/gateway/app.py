@@ -15,6 +15,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from exocortex.core.logging import get_logger
 from exocortex.gateway import auth, problems
 from exocortex.gateway.backends import open_backends
+from exocortex.gateway.host_guard import LoopbackHostMiddleware
 from exocortex.gateway.input_guard import InputGuardMiddleware
 from exocortex.gateway.limits import BodyLimitMiddleware
 from exocortex.gateway.observe import ObserveMiddleware
@@ -115,6 +116,10 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
             expose_headers=["X-Correlation-Id", "Content-Disposition"],
             max_age=600,
         )
+    if not keyring.enabled:
+        # Outermost of all: without keys, a request for a name other than loopback is refused
+        # before anything reads it (see host_guard).
+        app.add_middleware(LoopbackHostMiddleware)
 
     app.include_router(health.router)
     guarded: dict[str, Any] = {
