@@ -1,10 +1,12 @@
-"""compose.yaml: valid for Compose, secrets required, healthchecks, ordering, exposure."""
+"""compose.yaml: valid for Compose, secrets required, healthchecks, ordering, exposure, networks
+and which container holds which secret."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ ENV_EXAMPLE = ROOT / ".env.example"
 
 REQUIRED_SECRETS = {
     "POSTGRES_PASSWORD": "test-postgres-password",
+    "NATS_PASSWORD": "test-nats-password",
     "QDRANT_API_KEY": "test-qdrant-key",
     "MEILI_MASTER_KEY": "test-meili-master-key-0123456789",
     "EXO_API_KEYS": "test-api-key-1,test-api-key-2",
@@ -27,6 +30,21 @@ PROCESSES = {"embedding", "ingest", "retrieval", "enrichment", "maintenance"}
 APPS = PROCESSES | {"gateway", "mcp-adapter"}
 EXPECTED_SERVICES = BACKING | APPS | {"migrate", "prometheus", "grafana"}
 PUBLISHED = {"gateway": 3210, "mcp-adapter": 3211, "grafana": 3000}
+# The containers each secret may reach: the server that checks it and the clients that present
+# it. The gateway holds the MCP adapter's key among its own keys.
+SECRET_HOLDERS = {
+    "POSTGRES_PASSWORD": {"postgres", "migrate", "gateway"} | PROCESSES - {"embedding"},
+    "NATS_PASSWORD": {"nats", "gateway"} | PROCESSES - {"embedding"},
+    "QDRANT_API_KEY": {"qdrant", "retrieval"},
+    "MEILI_MASTER_KEY": {"meilisearch", "retrieval"},
+    "EXO_API_KEYS": {"gateway"},
+    "EXO_MCP_API_KEY": {"gateway", "mcp-adapter"},
+    "GRAFANA_ADMIN_PASSWORD": {"grafana"},
+}
+# Ports that must never be published: gRPC, NATS (and its monitoring), Postgres, Qdrant,
+# Meilisearch, the services' metrics.
+PRIVATE_PORTS = {50051, 50052, 50053, 50054, 50055, 4222, 8222, 5432, 6333, 6334, 7700}
+PRIVATE_PORTS |= {9101, 9102, 9103, 9104, 9105}
 STATEFUL = {
     "postgres": "/var/lib/postgresql/data",
     "nats": "/data",
@@ -219,14 +237,20 @@ def test_secrets_reach_the_processes(config: dict[str, Any]) -> None:
     assert gateway["EXO_API_KEYS"] == REQUIRED_SECRETS["EXO_API_KEYS"]
     assert gateway["EXO_GATEWAY_HOST"] == "0.0.0.0"
     assert gateway["EXO_GATEWAY_PORT"] == "3210"
-    for name in PROCESSES | {"gateway", "migrate"}:
+    for name in SECRET_HOLDERS["POSTGRES_PASSWORD"] - {"postgres"}:
         env = services[name]["environment"]
         assert env["EXO_DATABASE_URL"] == (
             f"postgresql://exocortex:{REQUIRED_SECRETS['POSTGRES_PASSWORD']}@postgres:5432/exocortex"
         )
-        assert env["EXO_NATS_URL"] == "nats://nats:4222"
-        assert env["EXO_MEILI_MASTER_KEY"] == REQUIRED_SECRETS["MEILI_MASTER_KEY"]
-        assert env["EXO_QDRANT_API_KEY"] == REQUIRED_SECRETS["QDRANT_API_KEY"]
+    for name in SECRET_HOLDERS["NATS_PASSWORD"] - {"nats"}:
+        env = services[name]["environment"]
+        assert env["EXO_NATS_URL"] == (
+            f"nats://exocortex:{REQUIRED_SECRETS['NATS_PASSWORD']}@nats:4222"
+        ), name
+    retrieval = services["retrieval"]["environment"]
+    assert retrieval["EXO_MEILI_MASTER_KEY"] == REQUIRED_SECRETS["MEILI_MASTER_KEY"]
+    assert retrieval["EXO_QDRANT_API_KEY"] == REQUIRED_SECRETS["QDRANT_API_KEY"]
+    assert services["nats"]["environment"]["NATS_PASSWORD"] == REQUIRED_SECRETS["NATS_PASSWORD"]
     assert (
         services["meilisearch"]["environment"]["MEILI_MASTER_KEY"]
         == REQUIRED_SECRETS["MEILI_MASTER_KEY"]
@@ -265,7 +289,57 @@ def test_processes_listen_where_clients_look(config: dict[str, Any]) -> None:
         env = services[name]["environment"]
         assert env[f"EXO_{part}_LISTEN"] == f"0.0.0.0:{port}"
         assert env[f"EXO_{part}_METRICS_PORT"] == str(METRICS_PORTS[name])
+        # Metrics bind loopback unless told: Prometheus scrapes from another container.
+        assert env["EXO_METRICS_HOST"] == "0.0.0.0", name
         for client in PROCESSES | {"gateway"}:
             assert services[client]["environment"][f"EXO_{part}_ADDR"] == f"{name}:{port}"
         check = " ".join(services[name]["healthcheck"]["test"])
         assert f":{METRICS_PORTS[name]}/metrics" in check, f"{name} healthcheck probes {check}"
+
+
+def test_each_container_gets_only_the_secrets_it_uses(config: dict[str, Any]) -> None:
+    for secret, holders in SECRET_HOLDERS.items():
+        value = REQUIRED_SECRETS[secret]
+        found = {
+            name for name, service in config["services"].items() if value in json.dumps(service)
+        }
+        needless, missing = sorted(found - holders), sorted(holders - found)
+        assert found == holders, f"{secret} reaches {needless} / misses {missing}"
+
+
+def test_no_internal_port_is_published(config: dict[str, Any]) -> None:
+    for name, service in config["services"].items():
+        for port in service.get("ports", []):
+            assert int(port["target"]) not in PRIVATE_PORTS, f"{name} publishes {port['target']}"
+            assert port.get("published"), f"{name} publishes {port['target']} on a random port"
+
+
+def test_only_the_front_doors_leave_the_internal_network(config: dict[str, Any]) -> None:
+    networks = config["networks"]
+    assert networks["internal"].get("internal") is True, "the internal network routes outside"
+    for name, service in config["services"].items():
+        attached = set(service.get("networks", {}))
+        assert attached, f"{name} is on the default network"
+        if name in PUBLISHED:
+            assert "front" in attached, f"{name} is published but not on the front network"
+        else:
+            assert attached == {"internal"}, f"{name} is on {sorted(attached)}"
+    # The MCP adapter needs the gateway only.
+    assert set(config["services"]["mcp-adapter"]["networks"]) == {"front"}
+    assert "internal" in config["services"]["gateway"]["networks"]
+
+
+def test_nats_requires_credentials(tools: Any, tmp_path: Path) -> None:
+    conf = (ROOT / "deploy" / "nats" / "nats.conf").read_text()
+    block = re.search(r"authorization\s*\{([^}]*)\}", conf)
+    assert block, "nats.conf has no authorization block: anyone on the network may connect"
+    assert re.search(r"^\s*user:\s*exocortex\s*$", block.group(1), re.M)
+    assert re.search(r"^\s*password:\s*\$NATS_PASSWORD\s*$", block.group(1), re.M)
+    assert re.search(r"^http:\s*127\.0\.0\.1:8222\s*$", conf, re.M), (
+        "the unauthenticated monitoring port must serve the container itself only"
+    )
+    server = Path(sys.executable).parent / "nats-server"
+    if server.exists():
+        env = {"NATS_PASSWORD": REQUIRED_SECRETS["NATS_PASSWORD"]}
+        result = tools.run([server, "-c", ROOT / "deploy" / "nats" / "nats.conf", "-t"], env=env)
+        assert result.returncode == 0, tools.describe(result)
