@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,10 @@ SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
 # it is broken, not unlucky, and the stack stops with its log.
 MAX_RESTARTS = 3
 RESTART_WINDOW_SECONDS = 120.0
+# A part that exited is started again after a pause that doubles with each recent restart
+# (0.5, 1, 2, 4 s...): a dependency that is briefly away is not hammered, a crash costs little.
+RESTART_BACKOFF_SECONDS = 0.5
+MAX_RESTART_BACKOFF_SECONDS = 8.0
 # Background workers run at a lower CPU priority: on a small machine a bulk import's enrichment
 # would otherwise take the cores that stores and searches are waiting for.
 NICENESS = {"enrichment": 10, "maintenance": 10}
@@ -79,6 +84,17 @@ class Child:
     argv: list[str] = field(default_factory=list)
     # When it was restarted after exiting on its own (monotonic seconds).
     restarts: list[float] = field(default_factory=list)
+    # When it is due to be started again, once it has been seen to exit.
+    due: float | None = None
+
+
+@dataclass
+class Backing:
+    """An embedded backing server (Postgres, NATS) as the supervisor sees it."""
+
+    name: str
+    restarts: list[float] = field(default_factory=list)
+    due: float | None = None
 
 
 class Stack:
@@ -88,6 +104,7 @@ class Stack:
         self._postgres: EmbeddedPostgres | None = None
         self._nats: EmbeddedNats | None = None
         self._children: list[Child] = []
+        self._backing = {"postgres": Backing("postgres"), "nats": Backing("nats")}
         self.database_url = ""
         self.nats_url = ""
 
@@ -103,6 +120,11 @@ class Stack:
     def embedded_nats(self) -> EmbeddedNats | None:
         """The NATS server this stack started (None when using an external one)."""
         return self._nats
+
+    @property
+    def embedded_postgres(self) -> EmbeddedPostgres | None:
+        """The Postgres server this stack started (None when using an external one)."""
+        return self._postgres
 
     @property
     def log_dir(self) -> Path:
@@ -223,8 +245,12 @@ class Stack:
 
     def check_children(self) -> None:
         """Start again any part that exited on its own (a crash, a dependency that was away too
-        long); raise if one keeps exiting, since a stack with a dead part is not running."""
+        long), embedded Postgres and NATS included, on the same port and data, after a short
+        backoff; raise if one keeps exiting, since a stack with a dead part is not running.
+
+        Each exited child is reaped here (``poll``), so none is left a zombie."""
         now = time.monotonic()
+        self._check_backing(now)
         for index, child in enumerate(self._children):
             code = child.process.poll()
             if code is None:
@@ -236,13 +262,89 @@ class Stack:
                     f"{RESTART_WINDOW_SECONDS:.0f}s); see {child.log_path}. "
                     f"Its last lines:\n{_tail(child.log_path)}"
                 )
-            self._say(f"{child.name} exited with code {code}; starting it again")
+            if child.due is None:
+                child.due = now + _backoff(len(recent))
+                self._say(
+                    f"{child.name} exited with code {code}; starting it again in "
+                    f"{child.due - now:.1f}s"
+                )
+            if now < child.due:
+                continue
             process = self._launch(
                 child.name, child.argv, child.log_path, f"exited with code {code}; restarted"
             )
             self._children[index] = Child(
                 child.name, process, child.log_path, child.argv, [*recent, now]
             )
+
+    def _check_backing(self, now: float) -> None:
+        """Embedded Postgres and NATS are supervised like the services: while one is away,
+        writes wait in Postgres (NATS) or fail fast (Postgres) and nothing becomes searchable,
+        so each is started again on its own port and data directory."""
+        for name in ("postgres", "nats"):
+            record = self._backing[name]
+            if record.due is None:
+                cause = self._backing_exit(name)
+                if cause is None:
+                    continue
+                self._schedule_backing(record, now, cause)
+            assert record.due is not None
+            if now < record.due:
+                continue
+            record.restarts.append(now)
+            record.due = None
+            try:
+                self._restart_backing(name)
+            except Exception as exc:
+                # Counted like another exit: retried after a longer pause, or given up.
+                self._schedule_backing(record, time.monotonic(), f"did not start again ({exc})")
+                continue
+            self._say(f"{name} started again on the same port and data")
+
+    def _schedule_backing(self, record: Backing, now: float, cause: str) -> None:
+        recent = [t for t in record.restarts if now - t < RESTART_WINDOW_SECONDS]
+        record.restarts = recent
+        if len(recent) >= MAX_RESTARTS:
+            log = self._backing_log(record.name)
+            raise StackError(
+                f"{record.name} {cause} ({len(recent) + 1} times within "
+                f"{RESTART_WINDOW_SECONDS:.0f}s); see {log}. Its last lines:\n{_tail(log)}"
+            )
+        record.due = now + _backoff(len(recent))
+        self._say(f"{record.name} {cause}; starting it again in {record.due - now:.1f}s")
+
+    def _backing_exit(self, name: str) -> str | None:
+        """How an embedded server ended, or None while it runs (or is not embedded)."""
+        if name == "nats":
+            if self._nats is None:
+                return None
+            code = self._nats.exit_code()
+            return None if code is None else f"exited with code {code}"
+        if self._postgres is None or not self._postgres.running:
+            return None
+        pid = _postmaster_pid(self._postgres.data_dir)
+        if pid is not None and _process_alive(pid):
+            return None
+        return "is gone" if pid is None else f"(pid {pid}) died"
+
+    def _restart_backing(self, name: str) -> None:
+        if name == "nats":
+            assert self._nats is not None
+            self._nats.stop()  # reaps the process and closes its log
+            self._nats.start()
+            return
+        assert self._postgres is not None
+        # pg_ctl cannot stop a server that is gone; stopping only marks it down here.
+        with suppress(RuntimeError, subprocess.SubprocessError):
+            self._postgres.stop()
+        self._postgres.start()
+
+    def _backing_log(self, name: str) -> Path:
+        if name == "nats" and self._nats is not None:
+            return self._nats.log_file
+        if name == "postgres" and self._postgres is not None:
+            return self._postgres.log_file
+        return self.log_dir
 
     def stop_part(self, name: str, timeout: float = 20.0) -> int:
         """Stop one process (a service, the gateway, or the embedded ``nats``), e.g. to show
@@ -306,6 +408,36 @@ class Stack:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+def _backoff(recent_restarts: int) -> float:
+    return min(RESTART_BACKOFF_SECONDS * (1 << recent_restarts), MAX_RESTART_BACKOFF_SECONDS)
+
+
+def _postmaster_pid(data_dir: Path) -> int | None:
+    """The server's pid from its lock file, None when the file is missing or unreadable."""
+    try:
+        first = (data_dir / "postmaster.pid").read_text(errors="replace").split("\n", 1)[0]
+        return int(first)
+    except (OSError, ValueError):
+        return None
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether the process runs. A killed server is not the supervisor's child (pg_ctl
+    started it), so it may linger as a zombie until its parent reaps it: that counts as dead."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, run by another account (the server's own when we are root)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return sys.platform != "linux"  # no /proc to ask: kill() said it is there
+    # The state follows the command name, which is in parentheses and may hold spaces.
+    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
 def _tail(path: Path, lines: int = 25) -> str:
