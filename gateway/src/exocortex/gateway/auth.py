@@ -11,14 +11,22 @@ Clients send ``Authorization: Bearer KEY`` or ``X-API-Key: KEY``. Keys are requi
 gateway binds a non-loopback address (it refuses to start without them) and optional on
 loopback; once any key is configured, every ``/api`` route needs one.
 
-A key scoped to namespaces can never read or write another: :func:`authorize` checks the
-namespace named by the query or body (or the route's default, "default") and the namespace of
-every memory, goal or entity id the request touches (path parameters and id fields of the
-body). Routes that span every namespace and name none need an all-namespaces key.
+A key scoped to namespaces can never read or write another, in two lines of defence:
+
+* :func:`authorize` checks the request as the route will see it (the body decoded and validated
+  by the route's own model, defaults filled in): every namespace it names (or the route's
+  default), and the namespace of every memory, goal or entity id it touches (path parameters
+  and id fields of the body). Routes that span every namespace and take no namespace need an
+  all-namespaces key.
+* It then sets the key's namespaces as the caller's scope (``exocortex.core.scope``), which
+  every gRPC call carries: the services check each write and filter each read (search, reads
+  by id, links, lineage, entities, goals) by it. A search or list that names no namespace
+  means every namespace the key may see.
 """
 
 from __future__ import annotations
 
+import email.message
 import hashlib
 import hmac
 import ipaddress
@@ -29,7 +37,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 
+from exocortex.core import scope
 from exocortex.gateway.backends import Backends
 from exocortex.gateway.deps import get_backends
 from exocortex.gateway.settings import GatewaySettings
@@ -180,6 +190,10 @@ async def authorize(
             )
         principal = found
     request.state.principal = principal
+    # Every gRPC call made for this request carries the key's namespaces; the services filter
+    # every read and check every write by them (defence in depth behind the checks below).
+    if principal.namespaces is not None:
+        scope.caller_scope.set(principal.namespaces)
     route = request.scope.get("route")
     path = str(getattr(route, "path", request.url.path))
     method = request.method.upper()
@@ -216,29 +230,50 @@ def _default_of(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-async def _json_body(request: Request) -> Any:
-    if "json" not in request.headers.get("content-type", ""):
+async def _parsed_body(request: Request, route: Any) -> Any:
+    """The request body exactly as the route will receive it: decoded by FastAPI's own rules
+    (a JSON media type in any case, ``+json`` suffixes, no content type at all) and validated
+    by the route's body model, defaults filled in. None when the route takes no body or the
+    body is not valid: the route then answers 4xx without running, so there is nothing to
+    authorise. Authorising the validated model rather than the raw bytes means no spelling of
+    the request (``null``, a content type in capitals) can be read one way here and another
+    way by the route."""
+    body_field = getattr(route, "body_field", None)
+    if body_field is None:
         return None
     raw = await request.body()  # cached by the framework; this does not consume it
     if not raw:
         return None
+    content_type = request.headers.get("content-type")
+    if content_type:
+        message = email.message.Message()
+        message["content-type"] = content_type
+        subtype = message.get_content_subtype()
+        if message.get_content_maintype() != "application" or not (
+            subtype == "json" or subtype.endswith("+json")
+        ):
+            return None  # not JSON to FastAPI: the body model rejects the raw bytes (422)
     try:
-        return json.loads(raw)
-    except ValueError:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         return None
+    value, errors = body_field.validate(data, {}, loc=("body",))
+    return None if errors else value
 
 
-def _body_namespaces(body: Any) -> list[str]:
-    found: list[str] = []
-    if isinstance(body, dict):
-        if isinstance(body.get("namespace"), str):
-            found.append(body["namespace"])
-        for value in body.values():
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, dict):
-                        found.append(str(item.get("namespace") or "default"))
-    return found
+def _walk(value: Any, found: dict[str, list[Any]]) -> None:
+    """Collect namespace and memory id fields from a validated body: its models and the models
+    in its lists (free-form dicts such as metadata are user data, not addresses)."""
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            item = getattr(value, name, None)
+            if name in ("namespace", *_MEMORY_ID_FIELDS, *_MEMORY_ID_LIST_FIELDS):
+                found.setdefault(name, []).append(item)
+            else:
+                _walk(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _walk(item, found)
 
 
 def _strings(values: Iterable[Any]) -> list[str]:
@@ -253,19 +288,21 @@ async def _check_scope(
     method: str,
     path: str,
 ) -> None:
+    body = await _parsed_body(request, route)
+    fields: dict[str, list[Any]] = {}
+    _walk(body, fields)
     namespaces = list(request.query_params.getlist("namespace"))
-    body = await _json_body(request)
-    namespaces += _body_namespaces(body)
+    # A namespace left out (or given as null) means "every namespace this key may see": the
+    # services keep to the caller's scope (see exocortex.core.scope), so it needs no check
+    # here. A route whose default is a namespace gets it checked like a named one.
+    namespaces += [ns for ns in fields.get("namespace", ()) if isinstance(ns, str)]
     declared, default = _declared_namespace(route)
-    explicit = "namespace" in request.query_params or (
-        isinstance(body, dict) and "namespace" in body
-    )
-    if declared and not explicit:
-        if default is None:
-            raise _forbidden(
-                "this API key is limited to some namespaces: name one with `namespace`",
-                "namespace",
-            )
+    if (
+        declared
+        and default is not None
+        and "namespace" not in request.query_params
+        and not fields.get("namespace")
+    ):
         namespaces.append(default)
     for namespace in namespaces:
         if not principal.allows(namespace):
@@ -290,13 +327,13 @@ async def _check_scope(
             for prefix, bucket in kind_by_prefix:
                 if path.startswith(prefix):
                     bucket.append((value, name))
-    if isinstance(body, dict):
-        for name in _MEMORY_ID_FIELDS:
-            if isinstance(body.get(name), str):
-                memory_ids.append((body[name], name))
-        for name in _MEMORY_ID_LIST_FIELDS:
-            if isinstance(body.get(name), list):
-                memory_ids.extend((v, name) for v in _strings(body[name]))
+    for name in _MEMORY_ID_FIELDS:
+        memory_ids.extend((v, name) for v in _strings(fields.get(name, ())))
+        memory_ids.extend((v, name) for v in request.query_params.getlist(name))
+    for name in _MEMORY_ID_LIST_FIELDS:
+        for listed in fields.get(name, ()):
+            if isinstance(listed, list | tuple):
+                memory_ids.extend((v, name) for v in _strings(listed))
     if not (memory_ids or goal_ids or entity_ids):
         if not declared and (method, path) not in SCOPED_KEY_ALLOWED:
             raise _forbidden("this route spans every namespace; it needs a key for all namespaces")

@@ -42,7 +42,7 @@ class SearchBody(BaseModel):
         default=None,
         min_length=1,
         max_length=128,
-        description="Only this namespace; omitted: every namespace (the API key must allow all).",
+        description="Only this namespace; omitted or null: every namespace the API key may see.",
     )
     tags: list[str] = Field(default_factory=list, max_length=50)
     content_type: ContentType | None = None
@@ -72,7 +72,7 @@ class ContextGraphBody(BaseModel):
         default=None,
         min_length=1,
         max_length=128,
-        description="Only this namespace; omitted: every namespace (the API key must allow all).",
+        description="Only this namespace; omitted or null: every namespace the API key may see.",
     )
     limit: int = Field(default=10, ge=1, le=100)
     max_tokens: int | None = Field(default=None, ge=100, le=100_000)

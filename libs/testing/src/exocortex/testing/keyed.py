@@ -1,6 +1,6 @@
-"""A gateway in front of the session stack with the three keys of the threat model:
-``ADMIN`` (read-write, every namespace), ``RO`` (read-only, namespace ``a``) and ``RW``
-(read-write, namespace ``a``). Each test gets its own pair of namespaces, so ``a`` and ``b``
+"""For security tests: a gateway in front of the session stack with the three keys of the
+threat model: ``ADMIN`` (read-write, every namespace), ``RO`` (read-only, namespace ``a``) and
+``RW`` (read-write, namespace ``a``). Each test gets its own pair of namespaces, so ``a`` and ``b``
 here are ``<namespace>`` and ``<namespace>-b``."""
 
 from __future__ import annotations
