@@ -55,16 +55,16 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
         failed = 0
         stored: dict[str, Any] | None = None
         while time.monotonic() - killed < CONVERGE_SECONDS:
-            reply: httpx.Response | None
+            answer: httpx.Response | None
             try:
-                reply = client.post(
+                answer = client.post(
                     "/api/memories",
                     json={"content": "After the crash: the boiler pressure is checked weekly."},
                 )
             except httpx.TransportError:
-                reply = None
-            if reply is not None and reply.status_code == 201:
-                stored = reply.json()
+                answer = None
+            if answer is not None and answer.status_code == 201:
+                stored = answer.json()
                 break
             failed += 1
             time.sleep(0.25)
