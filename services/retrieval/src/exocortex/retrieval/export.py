@@ -10,6 +10,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from exocortex.core import scope
 from exocortex.core.db.pool import Pool
 from exocortex.core.db.settings_store import load_settings
 from exocortex.core.domain.secrets import mask_settings
@@ -109,7 +110,9 @@ class ExportService:
     async def batches(
         self, namespace: str, batch_size: int
     ) -> AsyncIterator[tuple[str, list[str]]]:
-        """(section, items) in section order; every section appears at least once."""
+        """(section, items) in section order; every section appears at least once. A caller
+        limited to some namespaces exports one of them (the one named, or their only one)."""
+        namespace = scope.require(namespace) if namespace else scope.default_namespace() or ""
         size = batch_size if 0 < batch_size <= MAX_BATCH else DEFAULT_BATCH
         async with self._pool.connection() as conn, conn.transaction():
             # One snapshot for the whole backup, so sections agree with each other.
