@@ -306,7 +306,8 @@ async def test_ingest_markdown_and_reingest(mcp: Client, namespace: str, tmp_pat
     )
     out, text = await call(mcp, "memory_ingest", path=str(tmp_path / "*.md"), namespace=namespace)
     assert out["stored"] >= 2
-    assert out["files"][0]["path"] == str(doc.resolve())
+    # The local (stdio) adapter reads the user's file and sends its content, named by its path.
+    assert out["files"][0]["name"] == str(doc.resolve())
     assert "runbook.md" in text
     assert out["indexed"] is True  # searchable as soon as the call returns
     found, _ = await call(mcp, "memory_search", query="rotating keys", namespace=namespace)
@@ -317,6 +318,17 @@ async def test_ingest_markdown_and_reingest(mcp: Client, namespace: str, tmp_pat
 
     missing = await call_error(mcp, "memory_ingest", path=str(tmp_path / "nope.md"))
     assert "no such file" in missing
+
+    sent, _ = await call(
+        mcp,
+        "memory_ingest",
+        files=[
+            {"name": "mem://faq", "content": "## Ports\n" + "The gateway listens on 3210. " * 4}
+        ],
+        namespace=namespace,
+    )
+    assert sent["files"][0]["name"] == "mem://faq"
+    assert sent["stored"] == 1
 
 
 async def test_digest_session_stores_a_summary(mcp: Client, namespace: str, tmp_path: Path) -> None:
@@ -344,6 +356,13 @@ async def test_digest_session_stores_a_summary(mcp: Client, namespace: str, tmp_
     assert out["id"]
     assert out["commands"] == 1
     assert "session summary" in text
+    sent, _ = await call(
+        mcp,
+        "memory_digest_session",
+        transcript=transcript.read_text(),
+        namespace=f"{namespace}-sent",
+    )
+    assert sent["commands"] == 1
 
 
 async def test_project_snapshot(mcp: Client, namespace: str) -> None:

@@ -118,6 +118,17 @@ async def test_exo_mcp_over_streamable_http(http_adapter: str, namespace: str) -
         )
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 RW_KEY = "mcp-rw-key-0123456789abcdef"
 RO_KEY = "mcp-ro-key-0123456789abcdef"
 
@@ -129,36 +140,36 @@ async def guarded_gateway(exo_stack: Stack) -> AsyncIterator[str]:
         yield url
 
 
-async def test_the_adapter_key_and_a_remote_clients_own_key(
+async def test_over_http_each_client_brings_its_own_key(
     guarded_gateway: str, namespace: str
 ) -> None:
-    # The adapter's own key (EXO_MCP_API_KEY) is used when a client sends none.
+    # The adapter's own key (EXO_MCP_API_KEY) is for stdio; over HTTP a client without a key
+    # is refused before any tool runs, even though the adapter has a read-write key.
     with serve_http_adapter(guarded_gateway, EXO_MCP_API_KEY=RW_KEY) as url:
-        async with held(Client(url)) as client:
-            await call(
-                client,
-                "memory_store",
-                content="Stored with the key of the adapter.",
-                namespace=namespace,
-            )
-    # Without any key the gateway refuses, and the agent is told how to fix it.
-    with serve_http_adapter(guarded_gateway) as url:
-        async with held(Client(url)) as client:
-            refused = await call_error(client, "memory_search", query="key", namespace=namespace)
-            assert "EXO_MCP_API_KEY" in refused
+        async with httpx2.AsyncClient() as http:
+            bare = await http.post(url, json=INITIALIZE, headers=MCP_HEADERS)
+        assert bare.status_code == 401
         # A client's own key travels through: read-only may search but not store.
-        headers = {"Authorization": f"Bearer {RO_KEY}"}
+        headers = {"X-API-Key": RO_KEY}
         async with httpx2.AsyncClient(headers=headers) as http:
             transport = streamable_http_client(url, http_client=http)
             async with held(Client(transport)) as client:
-                found, _ = await call(
-                    client, "memory_search", query="adapter key", namespace=namespace
-                )
-                assert found["count"] == 1
+                found, _ = await call(client, "memory_search", query="key", namespace=namespace)
+                assert found["count"] == 0
                 denied = await call_error(
                     client, "memory_store", content="Should not be stored.", namespace=namespace
                 )
                 assert "read-only" in denied
+        headers = {"Authorization": f"Bearer {RW_KEY}"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with held(Client(transport)) as client:
+                await call(
+                    client,
+                    "memory_store",
+                    content="Stored with the key of the client.",
+                    namespace=namespace,
+                )
 
 
 def inspector(*args: str, env: dict[str, str]) -> Any:

@@ -25,8 +25,9 @@ from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.ports import free_port
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc
 from exocortex.testing.gateway import serve_gateway
+from exocortex.testing.keyed import keys_for
 
-from .conftest import ADMIN, Keyed, keys_for
+from .conftest import ADMIN, Keyed
 
 SECTION = "This section carries enough body text to become a memory of its own, clearly. "
 SECRET = "hunter2-the-operator-secret"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
@@ -16,21 +16,28 @@ from mcp.types import CallToolResult, TextContent
 
 ATTRIBUTION_FIELDS = ("provider", "model_id", "model_name", "agent", "session_id")
 
+# stdio: one user's adapter on their machine; http: a service shared by remote clients.
+Transport = Literal["stdio", "http"]
+
 
 @dataclass(frozen=True)
 class AppState:
     settings: McpSettings
     attribution: Attribution
     gateway: GatewayClient
+    # Served over HTTP: no key of its own, no reading of this machine's files.
+    remote: bool = False
 
 
 class Api:
-    """The gateway, as seen by one tool call: a remote MCP client's own key (HTTP transport)
-    takes precedence over the adapter's configured key."""
+    """The gateway, as seen by one tool call. Over HTTP the call carries exactly the key
+    headers its client sent (the gateway client has no key of its own to add, so a client's
+    ``X-API-Key`` is never shadowed by an adapter's bearer token); over stdio, the adapter's
+    configured key."""
 
     def __init__(self, ctx: Context) -> None:
         self.state = cast(AppState, ctx.request_context.lifespan_context)
-        headers = ctx.headers or {}
+        headers = (ctx.headers or {}) if self.state.remote else {}
         self._auth = {k: v for k in AUTH_HEADERS if (v := headers.get(k))}
 
     async def call(

@@ -14,7 +14,7 @@ import httpx
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-# Headers a remote MCP client may send to act with its own key instead of the adapter's.
+# Headers carrying a remote MCP client's own key, forwarded as they came.
 AUTH_HEADERS = ("authorization", "x-api-key")
 
 
@@ -92,8 +92,8 @@ def _error(method: str, path: str, response: httpx.Response) -> ToolError:
         )
     if status in (401, 403):
         return ToolError(
-            f"Exocortex refused the request ({status}): {detail}. "
-            "Set EXO_MCP_API_KEY to a key allowed to do this."
+            f"Exocortex refused the request ({status}): {detail}. Use a key allowed to do "
+            "this: EXO_MCP_API_KEY for the stdio adapter, the client's own key over HTTP."
         )
     where = f" (field `{field}`)" if field else ""
     if status == 404:

@@ -114,7 +114,7 @@ class LinkOutput(Out):
 
 
 class IngestedFile(Out):
-    path: str
+    name: str
     sections: int = 0
     stored: int = 0
     unchanged: int = 0

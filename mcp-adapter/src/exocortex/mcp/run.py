@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import uvicorn
 
 from exocortex.core.logging import configure_logging
+from exocortex.mcp.common import Transport
+from exocortex.mcp.http import http_app
 from exocortex.mcp.server import create_server
 from exocortex.mcp.settings import McpSettings
 
-Transport = Literal["stdio", "http"]
+__all__ = ["Transport", "serve"]
 
 
 def serve(transport: Transport, *, host: str | None = None, port: int | None = None) -> None:
@@ -18,13 +20,14 @@ def serve(transport: Transport, *, host: str | None = None, port: int | None = N
     """
     settings = McpSettings()
     configure_logging("mcp-adapter", fmt=settings.log_format, level=settings.log_level)
-    server = create_server(settings)
+    server = create_server(settings, transport=transport)
     if transport == "stdio":
         server.run("stdio")
         return
-    server.run(
-        "streamable-http",
-        host=host or settings.host,
-        port=port or settings.port,
-        streamable_http_path="/mcp",
+    bind, served = host or settings.host, port or settings.port
+    uvicorn.run(
+        http_app(server, settings, host=bind, port=served),
+        host=bind,
+        port=served,
+        log_level=settings.log_level.lower(),
     )

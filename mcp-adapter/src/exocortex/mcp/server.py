@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 
-from exocortex.mcp.common import AppState
+from exocortex.mcp.common import AppState, Transport
 from exocortex.mcp.gateway import GatewayClient
 from exocortex.mcp.schema import compact_tools
 from exocortex.mcp.settings import Attribution, McpSettings
@@ -21,16 +21,26 @@ INSTRUCTIONS = (
 )
 
 
-def create_server(settings: McpSettings, attribution: Attribution | None = None) -> MCPServer:
+def create_server(
+    settings: McpSettings,
+    attribution: Attribution | None = None,
+    *,
+    transport: Transport = "stdio",
+) -> MCPServer:
+    """The server for one transport. Over ``http`` it has no key of its own (each client's is
+    forwarded) and reads no file on its machine (clients send content)."""
     who = attribution or Attribution()
+    remote = transport == "http"
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[AppState]:
         gateway = GatewayClient(
-            settings.gateway_url, api_key=settings.api_key, timeout=settings.timeout_seconds
+            settings.gateway_url,
+            api_key=None if remote else settings.api_key,
+            timeout=settings.timeout_seconds,
         )
         try:
-            yield AppState(settings=settings, attribution=who, gateway=gateway)
+            yield AppState(settings=settings, attribution=who, gateway=gateway, remote=remote)
         finally:
             await gateway.aclose()
 

@@ -24,11 +24,21 @@ class McpSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="EXO_MCP_", env_file=".env", extra="ignore")
 
     gateway_url: str = "http://127.0.0.1:3210"
+    # The key the stdio adapter sends, as the one user who launched it. Over HTTP it is never
+    # used: each client sends its own key, which the adapter forwards.
     api_key: str | None = None
     host: str = "127.0.0.1"
     port: int = DEFAULT_MCP_PORT
+    # Host header values the HTTP transport answers (DNS-rebinding protection), comma-separated
+    # `host:port` (`host:*` for any port). Empty: the loopback names with the served port. Set
+    # it to the names clients use when binding 0.0.0.0 (compose, a reverse proxy).
+    allowed_hosts: str = ""
     # Every gateway call is bounded, so a stuck backend turns into a tool error, never a hang.
     # A store waits up to ~5 s for read-your-writes, hence the margin.
     timeout_seconds: float = Field(default=30.0, gt=0)
     log_level: str = Field(default="warning", validation_alias="EXO_LOG_LEVEL")
     log_format: str = Field(default="auto", validation_alias="EXO_LOG_FORMAT")
+
+    def allowed_host_list(self, port: int) -> list[str]:
+        listed = [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+        return listed or [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]

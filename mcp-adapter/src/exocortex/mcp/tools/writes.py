@@ -7,7 +7,7 @@ import glob
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from exocortex.mcp.common import (
     Api,
@@ -257,21 +257,52 @@ async def memory_link(
     return result(f"Linked {source} → {target} ({out.link_type}, {out.strength:g})", out)
 
 
+class Document(BaseModel):
+    """A document sent by content: what a remote client gives instead of a path."""
+
+    name: str = Field(min_length=1, max_length=4096, description="names it (its source uri)")
+    content: str = Field(min_length=1, description="the markdown text")
+
+
+# Over HTTP the adapter is not on the user's machine: its files are not the user's.
+REMOTE_NO_PATHS = (
+    "this Exocortex MCP server is remote and does not read files from its own machine; "
+    "send the text instead: {instead}"
+)
+
+
 async def memory_ingest(
     ctx: Context,
-    path: Annotated[str | list[str], Field(description="markdown file(s); globs allowed")],
+    path: Annotated[
+        str | list[str] | None,
+        Field(description="markdown file(s) on this machine; globs allowed (local server only)"),
+    ] = None,
+    files: Annotated[
+        list[Document] | None, Field(description="documents sent by content: {name, content}")
+    ] = None,
     tags: Tags | None = None,
     importance: Unit | None = None,
     content_type: ContentType = "note",
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, IngestOutput]:
     """Index markdown files by `##` section; re-ingesting a file replaces its memories."""
-    files = await asyncio.to_thread(_read_markdown, [path] if isinstance(path, str) else path)
-    raw = await Api(ctx).call(
+    api = Api(ctx)
+    documents = [(d.name, d.content) for d in files or []]
+    if path:
+        if api.state.remote:
+            raise ToolError(REMOTE_NO_PATHS.format(instead="`files: [{name, content}]`"))
+        documents += await asyncio.to_thread(
+            _read_markdown, [path] if isinstance(path, str) else path
+        )
+    if not documents:
+        raise ToolError("give `files` ({name, content}) or a local `path`")
+    if len(documents) > MAX_INGEST_FILES:
+        raise ToolError(f"{len(documents)} files; ingest at most {MAX_INGEST_FILES} per call")
+    raw = await api.call(
         "POST",
         "/api/memories/ingest",
         json=body(
-            files=[{"path": uri, "content": text} for uri, text in files],
+            files=[{"name": name, "content": text} for name, text in documents],
             tags=tags,
             importance=importance,
             content_type=content_type,
@@ -283,7 +314,7 @@ async def memory_ingest(
         f"Ingested {out.stored} memories from {len(out.files)} file(s) (replaced {out.replaced})"
     ]
     lines += [
-        f"- {f.path}: {f.stored} stored, {f.sections} sections, {f.unchanged} unchanged"
+        f"- {f.name}: {f.stored} stored, {f.sections} sections, {f.unchanged} unchanged"
         for f in out.files
     ]
     return result("\n".join(lines), out)
@@ -291,7 +322,10 @@ async def memory_ingest(
 
 async def memory_digest_session(
     ctx: Context,
-    transcript_path: Annotated[str, Field(description="session transcript (JSONL)")],
+    transcript_path: Annotated[
+        str | None, Field(description="session transcript (JSONL) on this machine (local server)")
+    ] = None,
+    transcript: Annotated[str | None, Field(description="the transcript's JSONL text")] = None,
     tags: Tags | None = None,
     project: str | None = None,
     namespace: str | None = None,
@@ -299,7 +333,14 @@ async def memory_digest_session(
 ) -> Annotated[CallToolResult, DigestOutput]:
     """Digest a coding-session transcript into one stored session summary."""
     api = Api(ctx)
-    transcript = await asyncio.to_thread(_read_file, transcript_path)
+    if transcript_path:
+        if api.state.remote:
+            raise ToolError(REMOTE_NO_PATHS.format(instead="`transcript` (the JSONL text)"))
+        if transcript:
+            raise ToolError("give `transcript` or `transcript_path`, not both")
+        transcript = await asyncio.to_thread(_read_file, transcript_path)
+    if not transcript:
+        raise ToolError("give the transcript's text as `transcript`, or a local `transcript_path`")
     raw = await api.call(
         "POST",
         "/api/memories/digest-session",
