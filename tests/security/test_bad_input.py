@@ -55,7 +55,7 @@ def _families(a: str, ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any
 
 
 def _set(body: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
-    out = json.loads(json.dumps(body))
+    out: dict[str, Any] = json.loads(json.dumps(body))
     parts = dotted.split(".")
     # Setting keys contain dots themselves: a flat body is addressed by the whole name.
     if dotted in out:
