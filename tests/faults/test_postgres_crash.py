@@ -35,7 +35,7 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
     )
     with (
         Stack(config, on_event=print) as stack,
-        supervise(stack),
+        supervise(stack) as supervisor,
         httpx.Client(base_url=stack.gateway_url, timeout=30) as client,
     ):
         postgres = stack.embedded_postgres
@@ -102,3 +102,30 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
         while client.get("/health").status_code != 200:
             assert time.monotonic() < deadline, client.get("/health").text
             time.sleep(0.5)
+
+        # A service that starts while Postgres is down waits for it instead of exiting (an exit
+        # would count towards the supervisor stopping the whole stack).
+        supervisor.paused.set()
+        os.kill(_postmaster_pid(postgres.data_dir), signal.SIGKILL)
+        stack.kill_part("ingest")
+        stack.start_part("ingest")
+        time.sleep(15)
+        ingest = stack.process("ingest")
+        assert ingest.poll() is None, f"ingest exited ({ingest.returncode}) without Postgres"
+        resumed = time.monotonic()
+        supervisor.paused.clear()
+        while time.monotonic() - resumed < CONVERGE_SECONDS:
+            try:
+                note = {"content": "Ingest waited for the database."}
+                if client.post("/api/memories", json=note).status_code == 201:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+        else:
+            pytest.fail("stores did not come back after ingest started without Postgres")
+        assert ingest.poll() is None, "ingest restarted: it did not wait for Postgres"
+        print(
+            f"ingest started without Postgres waited; stores back "
+            f"{time.monotonic() - resumed:.1f}s after Postgres was let back"
+        )

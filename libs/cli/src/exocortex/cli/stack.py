@@ -346,6 +346,10 @@ class Stack:
             return self._postgres.log_file
         return self.log_dir
 
+    def process(self, name: str) -> subprocess.Popen[bytes]:
+        """The running process of a service, the gateway or the MCP adapter."""
+        return next(c.process for c in self._children if c.name == name)
+
     def stop_part(self, name: str, timeout: float = 20.0) -> int:
         """Stop one process (a service, the gateway, or the embedded ``nats``), e.g. to show
         that the rest keeps working and catches up once it is back (see ``start_part``).
