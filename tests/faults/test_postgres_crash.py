@@ -109,7 +109,9 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
         os.kill(_postmaster_pid(postgres.data_dir), signal.SIGKILL)
         stack.kill_part("ingest")
         stack.start_part("ingest")
-        time.sleep(15)
+        # Longer than the pool's 30 s connect timeout: a service that gave up opening its pool
+        # there would have exited by now.
+        time.sleep(35)
         ingest = stack.process("ingest")
         assert ingest.poll() is None, f"ingest exited ({ingest.returncode}) without Postgres"
         resumed = time.monotonic()
