@@ -22,7 +22,6 @@ REQUIRED_SECRETS = {
     "QDRANT_API_KEY": "test-qdrant-key",
     "MEILI_MASTER_KEY": "test-meili-master-key-0123456789",
     "EXO_API_KEYS": "test-api-key-1,test-api-key-2",
-    "EXO_MCP_API_KEY": "test-api-key-1",
     "GRAFANA_ADMIN_PASSWORD": "test-grafana-password",
 }
 BACKING = {"postgres", "nats", "qdrant", "meilisearch"}
@@ -31,14 +30,13 @@ APPS = PROCESSES | {"gateway", "mcp-adapter"}
 EXPECTED_SERVICES = BACKING | APPS | {"migrate", "prometheus", "grafana"}
 PUBLISHED = {"gateway": 3210, "mcp-adapter": 3211, "grafana": 3000}
 # The containers each secret may reach: the server that checks it and the clients that present
-# it. The gateway holds the MCP adapter's key among its own keys.
+# it.
 SECRET_HOLDERS = {
     "POSTGRES_PASSWORD": {"postgres", "migrate", "gateway"} | PROCESSES - {"embedding"},
     "NATS_PASSWORD": {"nats", "gateway"} | PROCESSES - {"embedding"},
     "QDRANT_API_KEY": {"qdrant", "retrieval"},
     "MEILI_MASTER_KEY": {"meilisearch", "retrieval"},
     "EXO_API_KEYS": {"gateway"},
-    "EXO_MCP_API_KEY": {"gateway", "mcp-adapter"},
     "GRAFANA_ADMIN_PASSWORD": {"grafana"},
 }
 # Ports that must never be published: gRPC, NATS (and its monitoring), Postgres, Qdrant,
@@ -261,7 +259,10 @@ def test_secrets_reach_the_processes(config: dict[str, Any]) -> None:
     )
     mcp = services["mcp-adapter"]["environment"]
     assert mcp["EXO_MCP_GATEWAY_URL"] == "http://gateway:3210"
-    assert mcp["EXO_MCP_API_KEY"] == REQUIRED_SECRETS["EXO_MCP_API_KEY"]
+    # No key of its own: over HTTP each client's key is forwarded.
+    assert "EXO_MCP_API_KEY" not in mcp
+    hosts = mcp["EXO_MCP_ALLOWED_HOSTS"].split(",")
+    assert {"localhost:3211", "127.0.0.1:3211"} <= set(hosts)
     grafana = services["grafana"]["environment"]
     assert grafana["GF_SECURITY_ADMIN_PASSWORD"] == REQUIRED_SECRETS["GRAFANA_ADMIN_PASSWORD"]
 
