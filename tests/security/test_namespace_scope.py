@@ -13,6 +13,8 @@ from typing import Any
 import grpc
 import psycopg
 import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
 
 from exocortex.cli.stack import Stack
 from exocortex.core import scope
@@ -250,3 +252,40 @@ async def test_ingest_refuses_a_write_outside_the_callers_scope(
         assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
     finally:
         await channel.close()
+
+
+CHAT_KEYS = ("ai.api_key", "ai.provider", "ai.model", "ai.base_url")
+
+
+async def test_chat_without_a_namespace_sends_only_the_keys_namespaces_to_the_llm(
+    keyed: Keyed, httpserver: HTTPServer
+) -> None:
+    word = token()
+    await store(keyed, keyed.a, f"The {word} bus of team a is NATS JetStream.")
+    await store(keyed, keyed.b, f"The {word} bus of team b is Kafka, keep this to b.")
+    prompts: list[bytes] = []
+
+    def handler(request: Request) -> Response:
+        prompts.append(request.get_data())
+        body = {"choices": [{"message": {"content": "NATS [1]"}}]}
+        return Response(json.dumps(body), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
+    settings = {
+        "ai.api_key": "sk-test-123456",
+        "ai.provider": "openai",
+        "ai.base_url": httpserver.url_for("/"),
+    }
+    assert (await keyed.admin.patch("/api/settings", json=settings)).status_code == 200
+    try:
+        for namespace in ({}, {"namespace": None}):
+            reply = await keyed.rw.post(
+                "/api/chat", json={"message": f"Which {word} bus do we use?", **namespace}
+            )
+            assert reply.status_code == 200, reply.text
+        assert len(prompts) == 2
+        for prompt in prompts:
+            assert b"NATS JetStream" in prompt
+            assert b"Kafka" not in prompt
+    finally:
+        await keyed.admin.patch("/api/settings", json=dict.fromkeys(CHAT_KEYS, ""))
