@@ -26,7 +26,8 @@ REASON = (
     "Before you stop: this was a substantial session and nothing was stored in Exocortex. "
     "Store a short summary with memory_store (what changed, decisions and why, open threads; "
     "tags such as the project name and 'session-summary'), or call memory_digest_session with "
-    "this session's transcript_path. Then stop."
+    "this session's transcript_path (a local Exocortex MCP server) or its text as transcript "
+    "(a remote one). Then stop."
 )
 
 
