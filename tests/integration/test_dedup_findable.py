@@ -23,7 +23,9 @@ def _text(i: int) -> str:
 async def _findable(api: httpx.AsyncClient, namespace: str, token: str, memory_id: str) -> bool:
     results = (await search(api, namespace, token, limit=5))["results"]
     return any(
-        r["memory"]["id"] == memory_id and "keyword_rank" in r["score_breakdown"] for r in results
+        # Found by the keyword index (its rank is null when only the vector index found it).
+        r["memory"]["id"] == memory_id and r["score_breakdown"]["keyword_rank"]
+        for r in results
     )
 
 

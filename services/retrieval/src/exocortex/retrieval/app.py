@@ -28,6 +28,7 @@ from exocortex.retrieval.projector import Projector
 from exocortex.retrieval.published import SearchPublisher
 from exocortex.retrieval.query_encoder import LocalQueryEncoder, open_query_embedder
 from exocortex.retrieval.reads import ReadService
+from exocortex.retrieval.reconciler import Reconciler, reconcile_periodically
 from exocortex.retrieval.reports import ReportService
 from exocortex.retrieval.search import SearchService
 from exocortex.retrieval.servicer import RetrievalServicer
@@ -211,6 +212,16 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             asyncio.create_task(
                 maintain_vector_index(vector_index, stop, settings.vector_flush_max_age_seconds),
                 name="vector-index-upkeep",
+            ),
+            asyncio.create_task(
+                reconcile_periodically(
+                    Reconciler(
+                        pool, projector, vector_index, keyword_index, backlog=consumer.pending
+                    ),
+                    settings.reconcile_interval_seconds,
+                    stop,
+                ),
+                name="reconciler",
             ),
         ]
         await stop.wait()

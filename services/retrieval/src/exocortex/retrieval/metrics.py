@@ -33,3 +33,15 @@ BACKGROUND_WAIT = Histogram(
     ["work"],
     buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5),
 )
+RECONCILER_REPAIRED = Counter(
+    "exo_reconciler_repaired_total",
+    "Index documents the reconciler wrote or removed to agree with Postgres, by index and "
+    "reason (missing, stale, orphaned)",
+    ["index", "reason"],
+)
+RECONCILER_LAST_RUN = Gauge(
+    "exo_reconciler_last_run_timestamp_seconds", "When the reconciler last finished a run"
+)
+RECONCILER_DURATION = Gauge(
+    "exo_reconciler_last_run_duration_seconds", "How long the reconciler's last run took"
+)

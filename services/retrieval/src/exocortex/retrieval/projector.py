@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 from nats.aio.msg import Msg
@@ -27,6 +27,10 @@ from exocortex.retrieval.waiters import IndexedVersions
 log = get_logger(__name__)
 
 Row = dict[str, Any]
+IndexKind = Literal["vector", "keyword"]
+# Why the reconciler rewrote a document: absent from the index, held at another version than
+# Postgres, or held although its row is archived, expired, deleted or (vector) has no vector.
+Reason = Literal["missing", "stale", "orphaned"]
 
 
 def is_indexable(row: Row, now: datetime) -> bool:
@@ -110,6 +114,45 @@ class Projector:
             # pause (see app.maintain_vector_index).
             await self._keyword.flush()
             self._release_waiters(ids, rows, events)
+
+    async def repair(self, kind: IndexKind, ids: Sequence[str]) -> dict[str, Reason]:
+        """Make one index agree with Postgres for ``ids`` (suspects found by the reconciler):
+        each is read as it is now, compared with what the index holds now, and written or
+        removed where they differ. Holding the projector's lock, so it never interleaves with a
+        batch; a suspect the projector fixed meanwhile is left alone. What was repaired, and
+        why, by id."""
+        if not ids:
+            return {}
+        index: VectorIndex | KeywordIndex = self._vector if kind == "vector" else self._keyword
+        async with self._lock:
+            async with self._pool.connection() as conn:
+                rows = await memories.get_many(conn, list(ids), with_embedding=True)
+            held = await index.versions(ids)
+            now = datetime.now(UTC)
+            repaired: dict[str, Reason] = {}
+            upserts: list[IndexDocument] = []
+            for memory_id in ids:
+                row = rows.get(memory_id)
+                wanted = row is not None and is_indexable(row, now)
+                if kind == "vector" and row is not None and row.get("embedding") is None:
+                    wanted = False  # a chunked parent or an unembedded item: never a point
+                have = held.get(memory_id)
+                if not wanted:
+                    if have is not None:
+                        repaired[memory_id] = "orphaned"
+                    continue
+                assert row is not None
+                if have is None or have != int(row["version"]):
+                    repaired[memory_id] = "missing" if have is None else "stale"
+                    upserts.append(to_document(row))
+            removals = [i for i, reason in repaired.items() if reason == "orphaned"]
+            if upserts:
+                await index.upsert(upserts)
+            if removals:
+                await index.delete(removals)
+            if repaired and kind == "keyword":
+                await self._keyword.flush()
+            return repaired
 
     def _release_waiters(
         self,

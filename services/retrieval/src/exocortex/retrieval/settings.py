@@ -43,6 +43,13 @@ class RetrievalSettings(GrpcServiceSettings):
         gt=0,
         validation_alias=AliasChoices("EXO_RETRIEVAL_VECTOR_FLUSH_MAX_AGE_SECONDS"),
     )
+    # How often the reconciler compares the indexes with Postgres and repairs what differs
+    # (it also runs on start); see reconciler.
+    reconcile_interval_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        validation_alias=AliasChoices("EXO_RETRIEVAL_RECONCILE_INTERVAL_SECONDS"),
+    )
     # Candidates fetched from each index per requested result (over-fetch before fusion).
     overfetch_factor: int = 5
     min_candidates: int = 50
