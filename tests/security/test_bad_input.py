@@ -250,6 +250,10 @@ async def test_base_url_change_needs_an_admin_key_and_the_api_key_again(keyed: K
             refused = await keyed.admin.patch("/api/settings", json=body)
             _assert_4xx(refused, f"base url change {body}", "ai.base_url")
             assert "ai.api_key" in refused.json()["detail"]
+        # The provider picks the host when no URL is set: the same rule.
+        provider = await keyed.admin.patch("/api/settings", json={"ai.provider": "openai"})
+        _assert_4xx(provider, "provider change without the key", "ai.provider")
+        assert "ai.api_key" in provider.json()["detail"]
         # A scoped key (even read-write) may not touch it at all.
         scoped = await keyed.rw.patch(
             "/api/settings",

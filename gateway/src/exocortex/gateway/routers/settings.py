@@ -64,8 +64,8 @@ async def update_settings(
         except setting_schema.SettingError as exc:
             raise InvalidArgument(str(exc), field=_printable(exc.key)) from None
         values[key] = value
-    if BASE_URL in values:
-        await _check_base_url_change(request, backends, values)
+    if DESTINATION.intersection(values):
+        await _check_destination_change(request, backends, values)
     reply: admin_pb2.SettingsResponse = await backends.admin.UpdateSettings(
         admin_pb2.UpdateSettingsRequest(values=values),
         timeout=backends.settings.rpc_timeout_seconds,
@@ -73,35 +73,46 @@ async def update_settings(
     return mask_settings(dict(reply.values))
 
 
-BASE_URL, API_KEY = "ai.base_url", "ai.api_key"
+BASE_URL, PROVIDER, API_KEY = "ai.base_url", "ai.provider", "ai.api_key"
+# The settings that decide which host the chat sends the stored LLM key to (the provider picks
+# the default host when no base URL is set).
+DESTINATION = frozenset({BASE_URL, PROVIDER})
 
 
 def _printable(key: str) -> str:
     return key.replace("\x00", "\\u0000")
 
 
-async def _check_base_url_change(
+async def _check_destination_change(
     request: Request, backends: Backends, values: dict[str, str]
 ) -> None:
-    """The chat sends the stored LLM key to ``ai.base_url``: pointing it elsewhere is an
-    administrator's act, and never takes the stored key along. The caller re-enters the key
-    (or clears it with "") in the same request; a masked key sent back does not count."""
+    """The chat sends the stored LLM key to ``ai.base_url`` (or the provider's own host when
+    it is empty): pointing it elsewhere is an administrator's act, and never takes the stored
+    key along. The caller re-enters the key (or clears it with "") in the same request; a
+    masked key sent back does not count."""
+    current: admin_pb2.SettingsResponse = await backends.admin.GetSettings(
+        admin_pb2.GetSettingsRequest(), timeout=backends.settings.rpc_timeout_seconds
+    )
+    changed = sorted(
+        key
+        for key in DESTINATION.intersection(values)
+        if values[key].rstrip("/") != current.values.get(key, "").rstrip("/")
+    )
+    if not changed:
+        return
+    field = changed[0]
     principal = getattr(request.state, "principal", None)
     if principal is not None and (not principal.can_write or principal.namespaces is not None):
         raise HTTPException(
             403,
             {
-                "detail": "changing ai.base_url needs a read-write key for every namespace",
-                "field": BASE_URL,
+                "detail": f"changing {field} needs a read-write key for every namespace",
+                "field": field,
             },
         )
-    current: admin_pb2.SettingsResponse = await backends.admin.GetSettings(
-        admin_pb2.GetSettingsRequest(), timeout=backends.settings.rpc_timeout_seconds
-    )
-    before = current.values.get(BASE_URL, "").rstrip("/")
-    if values[BASE_URL].rstrip("/") != before and API_KEY not in values:
+    if API_KEY not in values:
         raise InvalidArgument(
-            "changing ai.base_url would send the stored ai.api_key to the new host: send "
+            f"changing {field} would send the stored ai.api_key to another host: send "
             'ai.api_key again in the same request (or "" to clear it)',
-            field=BASE_URL,
+            field=field,
         )
