@@ -44,3 +44,31 @@ def test_relationship_with_context_phrase() -> None:
 def test_no_self_relationships() -> None:
     entities = extract_entities("Redis uses Redis.")
     assert extract_relationships("Redis uses Redis.", entities) == []
+
+
+def test_the_original_technology_list_is_covered() -> None:
+    """Every technology the original extractor knew is found, under its display name."""
+    found = {
+        e.name: e.type
+        for e in extract_entities(
+            "The API runs on Fastify with PostgreSQL; the admin is a Django app, the site Nuxt "
+            "on Laravel, the desktop app Tauri or Electron, and React Native on phones."
+        )
+    }
+    for name in ("Fastify", "PostgreSQL", "Django", "Nuxt", "Laravel", "Tauri", "Electron"):
+        assert found.get(name) == "technology", name
+    assert found.get("React Native") == "technology"
+    assert {e.name for e in extract_entities("Built with nodejs and nextjs")} >= {
+        "Node.js",
+        "Next.js",
+    }
+
+
+def test_project_cues_open_sentences_too() -> None:
+    names = {
+        e.name: e.type
+        for e in extract_entities(
+            "Shipped Orion on Monday. Our projects: Hermes. We created Zephyr."
+        )
+    }
+    assert names == {"Orion": "project", "Hermes": "project", "Zephyr": "project"}

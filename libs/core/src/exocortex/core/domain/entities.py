@@ -53,14 +53,16 @@ _ORG_SUFFIX = re.compile(
 _ORG_BLOCK = frozenset({"The", "A", "An", "Our", "My", "This", "That", "Building", "Using"})
 _PERSON = re.compile(
     r"\b(?:by|from|with|author|creator|founder|CEO|CTO|met|told|asked|said|name is|called)"
-    r"\s+([A-Z][a-z]+(?:\s[A-Z]\.)?\s[A-Z][a-z]+)\b"
+    r"\s+([A-Z][a-z]+(?:\s[A-Z]\.?)?\s[A-Z][a-z]+)\b"
 )
+# The cue may open a sentence ("Shipped Atlas today"); the name itself must be capitalised.
 _PROJECT = re.compile(
-    r"\b(?:working on|building|project|launched|shipped|deployed|released|developing|"
+    r"\b(?i:working on|building|project|launched|shipped|deployed|released|created|developing|"
     r"maintain(?:s|ed)?)"
     r"\s+(?:the\s+|our\s+|my\s+)?([A-Z][\w-]{2,40})"
 )
 _PROJECT_SUFFIX = re.compile(r"\b([A-Z][\w-]{2,40}) project\b")
+_PROJECT_LIST = re.compile(r"\bprojects[:\s]+([A-Z][\w-]{2,40})")
 _FILE_EXT = re.compile(r"\.(py|ts|js|md|json|ya?ml|toml|txt)$", re.IGNORECASE)
 _CONCEPT = re.compile(
     r"\b(" + "|".join(re.escape(c) for c in sorted(AI_CONCEPTS, key=len, reverse=True)) + r")\b",
@@ -105,7 +107,7 @@ def extract_entities(content: str) -> list[Entity]:
             part.lower() in TECHNOLOGIES or part.lower() in STOPWORDS for part in name.split()
         ):
             add(name, "person", 0.75)
-    for pattern in (_PROJECT, _PROJECT_SUFFIX):
+    for pattern in (_PROJECT, _PROJECT_SUFFIX, _PROJECT_LIST):
         for match in pattern.finditer(content):
             name = match.group(1).rstrip(".-")
             if _valid_project(name) and name.lower() not in found:

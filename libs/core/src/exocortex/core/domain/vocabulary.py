@@ -108,8 +108,30 @@ TECHNOLOGIES: dict[str, str] = {
         "Stripe",
         "Supabase",
         "Firebase",
+        "PHP",
+        "Lua",
+        "Nuxt",
+        "Fastify",
+        "Laravel",
+        "DynamoDB",
+        "CSS",
+        "HTML",
+        "esbuild",
+        "Rollup",
+        "GPT",
+        "LLM",
+        "Figma",
+        "Storybook",
+        "Cypress",
+        "Mocha",
+        "Yarn",
+        "Tauri",
+        "Electron",
+        "React Native",
     )
 }
+# Other spellings of the same technology.
+TECHNOLOGIES |= {"nextjs": "Next.js", "nodejs": "Node.js"}
 # Words that are ordinary English in lower case; only the capitalised form is the technology.
 CASE_SENSITIVE_TECHNOLOGIES = (
     "Go", "Rust", "Spring", "Express", "Flask", "Remix", "Bun", "Phoenix", "Rails", "Swift",
@@ -121,6 +143,7 @@ ORGANIZATIONS = (
     "Intel", "Nvidia", "AMD", "Samsung", "Hugging Face", "Mistral", "DeepMind", "Uber",
     "Airbnb", "Spotify", "Slack", "Atlassian", "Salesforce", "Twitter", "LinkedIn", "Red Hat",
     "Canonical", "Docker Inc", "HashiCorp", "Databricks", "Snowflake", "Supabase", "Render",
+    "NVIDIA", "Tesla", "SpaceX", "Confluent", "PlanetScale", "Neon", "Fly.io", "Railway",
 )  # fmt: skip
 ORG_SUFFIXES = (
     "Inc", "Corp", "LLC", "Ltd", "Co", "Foundation", "Labs", "Studio", "Solutions", "Group",
