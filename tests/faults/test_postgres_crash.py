@@ -1,5 +1,6 @@
 """A crash of embedded Postgres heals: ``exo up`` starts it again on the same port and data,
-stores work again, and every store acknowledged before or after the crash is kept."""
+stores work again, and every store acknowledged before or after the crash is kept. A service
+started while Postgres is down waits for it, reporting itself as starting meanwhile."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from exocortex.cli.stack import Stack, StackConfig
 
@@ -24,6 +27,18 @@ CONVERGE_SECONDS = 60.0
 
 def _postmaster_pid(data_dir: Path) -> int:
     return int((data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
+
+
+def _grpc_health(addr: str) -> str:
+    """The server's overall health status name, or ``UNREACHABLE`` when nothing answers."""
+    with grpc.insecure_channel(addr) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=2
+            )
+        except grpc.RpcError:
+            return "UNREACHABLE"
+    return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 
 def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
@@ -109,9 +124,29 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
         os.kill(_postmaster_pid(postgres.data_dir), signal.SIGKILL)
         stack.kill_part("ingest")
         stack.start_part("ingest")
-        # Longer than the pool's 30 s connect timeout: a service that gave up opening its pool
-        # there would have exited by now.
-        time.sleep(35)
+        # Meanwhile it listens and says it is starting, so the gateway can tell it from a crash.
+        # Watched for longer than the pool's 30 s connect timeout: a service that gave up opening
+        # its pool there would have exited by now.
+        ingest_addr = f"127.0.0.1:{config.grpc_ports['ingest']}"
+        waiting = time.monotonic()
+        seen_starting: float | None = None
+        seen_by_gateway: float | None = None
+        while time.monotonic() - waiting < 35:
+            if seen_starting is None and _grpc_health(ingest_addr) == "NOT_SERVING":
+                seen_starting = time.monotonic() - waiting
+            if seen_by_gateway is None and seen_starting is not None:
+                # The gateway's channel may still be in its reconnect backoff (at most 2 s).
+                health = client.get("/health")
+                assert health.status_code == 503
+                if health.json()["dependencies"]["ingest"]["status"] == "starting":
+                    seen_by_gateway = time.monotonic() - waiting
+            time.sleep(0.5)
+        assert seen_starting is not None, "ingest never answered health while Postgres was down"
+        assert seen_by_gateway is not None, "the gateway never reported ingest as starting"
+        print(
+            f"ingest restarted without Postgres: health NOT_SERVING after {seen_starting:.1f}s, "
+            f"/health says starting after {seen_by_gateway:.1f}s"
+        )
         ingest = stack.process("ingest")
         assert ingest.poll() is None, f"ingest exited ({ingest.returncode}) without Postgres"
         resumed = time.monotonic()
@@ -127,6 +162,8 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
         else:
             pytest.fail("stores did not come back after ingest started without Postgres")
         assert ingest.poll() is None, "ingest restarted: it did not wait for Postgres"
+        assert _grpc_health(ingest_addr) == "SERVING"
+        assert client.get("/health").json()["dependencies"]["ingest"]["status"] == "ok"
         print(
             f"ingest started without Postgres waited; stores back "
             f"{time.monotonic() - resumed:.1f}s after Postgres was let back"

@@ -14,7 +14,7 @@ import psycopg
 from nats.aio.client import Client as NatsClient
 
 from exocortex.core.bus.client import connect
-from exocortex.core.rpc.client import check_health, open_channel
+from exocortex.core.rpc.client import Serving, check_health, open_channel
 from exocortex.gateway.settings import GatewaySettings
 from exocortex.proto.v1 import (
     admin_pb2_grpc,
@@ -65,18 +65,20 @@ class Backends:
             with suppress(Exception):
                 await probe.close()
 
-    async def check(self) -> dict[str, tuple[bool, str | None]]:
+    async def check(self) -> dict[str, tuple[Serving, str | None]]:
         """Probe every dependency concurrently, each with a short timeout."""
 
-        async def postgres() -> tuple[bool, str | None]:
-            return await self._postgres()
+        async def postgres() -> tuple[Serving, str | None]:
+            ok, detail = await self._postgres()
+            return ("ok" if ok else "down"), detail
 
-        async def nats() -> tuple[bool, str | None]:
-            return (True, None) if self.nats.is_connected else (False, "not connected")
+        async def nats() -> tuple[Serving, str | None]:
+            return ("ok", None) if self.nats.is_connected else ("down", "not connected")
 
-        async def service(name: str) -> tuple[bool, str | None]:
-            ok = await check_health(self.channels[name], deadline_seconds=1.0)
-            return (True, None) if ok else (False, "not serving")
+        async def service(name: str) -> tuple[Serving, str | None]:
+            state = await check_health(self.channels[name], deadline_seconds=1.0)
+            detail = {"ok": None, "starting": "not serving yet", "down": "not reachable"}
+            return state, detail[state]
 
         names = ["postgres", "nats", *SERVICES]
         results = await asyncio.gather(postgres(), nats(), *(service(n) for n in SERVICES))

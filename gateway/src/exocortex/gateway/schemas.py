@@ -105,7 +105,8 @@ class CompactResult(BaseModel):
 
 
 class DependencyState(BaseModel):
-    status: Literal["ok", "down"]
+    # starting: the service answers but is not ready yet (waiting for Postgres or its model).
+    status: Literal["ok", "starting", "down"]
     detail: str | None = None
 
 

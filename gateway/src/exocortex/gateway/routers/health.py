@@ -19,17 +19,17 @@ router = APIRouter(tags=["health"])
     responses={503: {"model": Health, "description": "A dependency is down"}},
 )
 async def health(backends: BackendsDep) -> JSONResponse:
-    """Postgres, NATS and every service; 200 only when all are up."""
+    """Postgres, NATS and every service; 200 only when all are up. A service that listens but
+    is not ready (waiting for Postgres, loading its model) is ``starting``."""
     checks = await backends.check()
-    healthy = all(ok for ok, _ in checks.values())
+    healthy = all(state == "ok" for state, _ in checks.values())
     body = Health(
         status="ok" if healthy else "degraded",
-        db="connected" if checks["postgres"][0] else "disconnected",
+        db="connected" if checks["postgres"][0] == "ok" else "disconnected",
         uptime=round(time.monotonic() - backends.started, 3),
         timestamp=datetime.now(UTC),
         dependencies={
-            name: {"status": "ok" if ok else "down", "detail": detail}
-            for name, (ok, detail) in checks.items()
+            name: {"status": state, "detail": detail} for name, (state, detail) in checks.items()
         },
     )
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if healthy else 503)

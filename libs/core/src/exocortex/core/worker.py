@@ -35,14 +35,19 @@ async def open_worker(
     settings: GrpcServiceSettings,
     servicers: Sequence[tuple[Callable[[Any, grpc.aio.Server], None], Any, str]] = (),
 ) -> WorkerResources:
+    server = GrpcServer(name, settings.listen)
+    for add_fn, servicer, _ in servicers:
+        server.register(add_fn, servicer)
+    # Listening before Postgres is reached: meanwhile health says NOT_SERVING ("starting").
+    await server.listen()
+    stack.push_async_callback(server.stop, 0)
     pool = await open_pool(settings.database_url, max_size=4)
     stack.push_async_callback(pool.close)
     nc = await connect(settings.nats_url, name=name)
     stack.push_async_callback(nc.drain)
-    server = GrpcServer(name, settings.listen)
-    for add_fn, servicer, _ in servicers:
-        server.register(add_fn, servicer)
     serve_metrics(settings.metrics_port, settings.metrics_host)
     await server.start([full_name for _, _, full_name in servicers])
+    # Stopped before the pool and NATS close, so calls in flight finish with them (the stop
+    # pushed above then does nothing).
     stack.push_async_callback(server.stop, settings.shutdown_grace_seconds)
     return WorkerResources(pool=pool, nats=nc, server=server)

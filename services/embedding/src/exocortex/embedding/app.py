@@ -17,6 +17,9 @@ log = get_logger(__name__)
 
 
 async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
+    # Listening while the model loads: meanwhile health says NOT_SERVING ("starting").
+    server = GrpcServer("embedding", settings.listen)
+    await server.listen()
     path = settings.model_path or bundled_model_path()
     model = await asyncio.to_thread(
         load_encoder,
@@ -35,7 +38,6 @@ async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
     )
     batcher = MicroBatcher(model, max_batch=settings.max_batch, max_wait_ms=settings.max_wait_ms)
     batcher.start()
-    server = GrpcServer("embedding", settings.listen)
     server.register(
         embedding_pb2_grpc.add_EmbeddingServicer_to_server,
         EmbeddingServicer(batcher, model.info, settings),

@@ -26,6 +26,10 @@ log = get_logger(__name__)
 
 async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
+        # Listening before Postgres is reached: meanwhile health says NOT_SERVING ("starting").
+        server = GrpcServer("ingest", settings.listen)
+        await server.listen()
+        stack.push_async_callback(server.stop, 0)
         pool = await open_pool(settings.database_url, max_size=settings.db_pool_size)
         stack.push_async_callback(pool.close)
         channel = open_channel(settings.embedding_addr)
@@ -57,7 +61,6 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         )
         relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
 
-        server = GrpcServer("ingest", settings.listen)
         ingest_servicer = IngestServicer(service, relay, import_root=settings.import_root)
         server.register(ingest_pb2_grpc.add_IngestServicer_to_server, ingest_servicer)
         extra_services = register_admin_services(server, pool, ingest_servicer.StoreMemory)

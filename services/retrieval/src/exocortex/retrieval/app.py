@@ -112,6 +112,11 @@ async def maintain_vector_index(
 
 async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
+        # Listening before Postgres and the embedding service are reached: meanwhile health
+        # says NOT_SERVING ("starting").
+        server = GrpcServer("retrieval", settings.listen)
+        await server.listen()
+        stack.push_async_callback(server.stop, 0)
         pool = await open_pool(settings.database_url, max_size=settings.db_pool_size)
         stack.push_async_callback(pool.close)
         # Searches only read, one statement per connection use: without transactions each use
@@ -179,7 +184,6 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             listener=SearchPublisher(nc),
             activity=activity,
         )
-        server = GrpcServer("retrieval", settings.listen)
         server.register(
             retrieval_pb2_grpc.add_RetrievalServicer_to_server,
             RetrievalServicer(

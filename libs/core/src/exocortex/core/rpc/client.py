@@ -4,7 +4,7 @@ health probe."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -67,12 +67,18 @@ def open_channel(addr: str) -> grpc.aio.Channel:
     )
 
 
-async def check_health(channel: grpc.aio.Channel, deadline_seconds: float = 1.0) -> bool:
+Serving = Literal["ok", "starting", "down"]
+
+
+async def check_health(channel: grpc.aio.Channel, deadline_seconds: float = 1.0) -> Serving:
+    """``ok`` when the server reports SERVING; ``starting`` when it answers but is not ready
+    (a service listens while it waits for its dependencies, see GrpcServer.listen); ``down``
+    when nothing answers."""
     stub = health_pb2_grpc.HealthStub(channel)
     try:
         reply = await stub.Check(
             health_pb2.HealthCheckRequest(service=""), timeout=deadline_seconds
         )
     except grpc.aio.AioRpcError:
-        return False
-    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+        return "down"
+    return "ok" if reply.status == health_pb2.HealthCheckResponse.SERVING else "starting"

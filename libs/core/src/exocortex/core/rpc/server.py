@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import Counter, Histogram
 
 from exocortex.core import scope
-from exocortex.core.errors import ExoError
+from exocortex.core.errors import ExoError, Unavailable
 from exocortex.core.logging import CORRELATION_HEADER, correlation_id, get_logger
 from exocortex.core.rpc.errors import to_status
 
@@ -116,8 +116,48 @@ def _scoped_stream(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     )
 
 
+class _LateHandlers(grpc.GenericRpcHandler):  # type: ignore[misc]
+    """The services' handlers, looked up on each call, so that they can be added after the
+    server listens (grpc-aio takes handlers only before it starts). Until the server is ready
+    a call answers UNAVAILABLE, which callers already treat as "try again shortly"."""
+
+    def __init__(self, service: str) -> None:
+        self._handlers: list[grpc.GenericRpcHandler] = []
+        self.ready = False
+        self._starting = grpc.unary_unary_rpc_method_handler(_starting(service))
+
+    # The two calls a generated ``add_<Service>Servicer_to_server`` makes on its server.
+    def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        self._handlers.extend(handlers)
+
+    def add_registered_method_handlers(
+        self, _service: str, _handlers: dict[str, grpc.RpcMethodHandler]
+    ) -> None:
+        """Ignored: the same handlers come through ``add_generic_rpc_handlers``."""
+
+    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+        for handlers in self._handlers:
+            found = handlers.service(details)
+            if found is not None:
+                return found
+        return None if self.ready else self._starting
+
+
+def _starting(service: str) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[None]]:
+    async def refuse(_request: Any, context: grpc.aio.ServicerContext) -> None:
+        status, message, trailers = to_status(Unavailable(f"the {service} service is starting"))
+        await context.abort(status, message, trailers)
+
+    return refuse
+
+
 class GrpcServer:
-    """Owns a grpc.aio server and its health servicer."""
+    """Owns a grpc.aio server and its health servicer.
+
+    ``listen()`` opens the port early, with health NOT_SERVING, so that while the service waits
+    for its dependencies (Postgres, the model) a caller can tell "starting" from "down";
+    ``start()`` then reports SERVING. Servicers may be registered before or after ``listen()``.
+    """
 
     def __init__(self, service: str, listen: str) -> None:
         self.service = service
@@ -127,22 +167,42 @@ class GrpcServer:
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self._handlers = _LateHandlers(service)
+        self.server.add_generic_rpc_handlers((self._handlers,))
         self.port = self.server.add_insecure_port(listen)
         if self.port == 0:
             raise RuntimeError(f"cannot listen on {listen}")
         self._service_names: Sequence[str] = ()
+        self._listening = False
+        self._stopped = False
 
     def register(self, add_fn: Callable[[Any, grpc.aio.Server], None], servicer: Any) -> None:
-        add_fn(servicer, self.server)
+        # The generated function only adds handlers, which _LateHandlers takes at any time.
+        add_fn(servicer, cast(grpc.aio.Server, self._handlers))
 
-    async def start(self, service_names: Sequence[str] = ()) -> None:
-        self._service_names = service_names
+    async def listen(self) -> None:
+        """Accept calls, answering health NOT_SERVING and every other call UNAVAILABLE."""
+        if self._listening:
+            return
+        await self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.start()
-        for name in ("", *service_names):
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._listening = True
         log.info("grpc server listening", port=self.port)
 
+    async def start(self, service_names: Sequence[str] = ()) -> None:
+        """Serve the registered servicers (listening first if ``listen()`` was not called)."""
+        await self.listen()
+        self._service_names = service_names
+        self._handlers.ready = True
+        for name in ("", *service_names):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("grpc server serving", port=self.port)
+
     async def stop(self, grace: float) -> None:
+        """Idempotent: an exit stack that opened the port early may stop it again."""
+        if self._stopped or not self._listening:
+            return
+        self._stopped = True
         for name in ("", *self._service_names):
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.stop(grace)
