@@ -19,6 +19,16 @@ def _wait_exit(stack: Stack) -> None:
         time.sleep(0.02)
 
 
+def _restarted(stack: Stack) -> None:
+    """Check the children until the exited part is started again (after its backoff)."""
+    before = stack._children[0].process
+    deadline = time.monotonic() + 30
+    while stack._children[0].process is before:
+        assert time.monotonic() < deadline, "the part was never started again"
+        stack.check_children()
+        time.sleep(0.02)
+
+
 def test_a_part_that_exits_is_restarted_then_given_up_on(tmp_path: Path) -> None:
     stack = Stack(StackConfig(data_dir=tmp_path))
     stack.log_dir.mkdir(parents=True)
@@ -30,7 +40,7 @@ def test_a_part_that_exits_is_restarted_then_given_up_on(tmp_path: Path) -> None
     try:
         for _ in range(MAX_RESTARTS):
             _wait_exit(stack)
-            stack.check_children()  # restarts it
+            _restarted(stack)
         _wait_exit(stack)
         with pytest.raises(StackError) as caught:
             stack.check_children()
