@@ -66,7 +66,7 @@ async def test_skipped_near_duplicate_is_kept_as_a_searchable_variant(
     # The variant's own word finds the memory by keyword, and the memory appears once.
     async def kitchen_matches() -> bool:
         results = await _search(api, namespace, "kitchen")
-        return bool(results) and "keyword_rank" in results[0]["score_breakdown"]
+        return bool(results) and results[0]["score_breakdown"]["keyword_rank"] is not None
 
     await _wait_for(kitchen_matches)
     results = await _search(api, namespace, "kitchen sink kettle")
