@@ -61,6 +61,9 @@ USER_PERIOD_SECONDS = 2.0
 HEALTH_PER_SECOND = 0.5
 SAMPLE_SECONDS = 30.0
 PARTS = (*SERVICES, "gateway", "mcp-adapter")
+TITLE = "# Soak test (embedded default)"
+BEGIN_MARK = "<!-- bench:latest:start (written by tests/bench/soak.py) -->"
+END_MARK = "<!-- bench:latest:end -->"
 
 PEOPLE = ["Alice", "Bob", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hiro", "Ines", "Jonas"]
 TOOLS = [
@@ -492,8 +495,7 @@ def report(
     missing = sum(n for k, n in readback.items() if k.startswith("HTTP"))
 
     lines = [
-        "# Soak test (embedded default)",
-        "",
+        BEGIN_MARK,
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `make bench-soak` "
         f"(`tests/bench/soak.py --minutes {args.minutes} --rate {args.rate:g}`), {source}. "
         f"`exo up` in a fresh data directory became healthy in {up_seconds:.0f} s (the first "
@@ -622,7 +624,20 @@ def report(
             f"{sample.load_avg:.1f} | {sum(sample.rss_mb.values()):.0f} | "
             f"{sum(sample.backlog.values())} |"
         )
-    return "\n".join(lines) + "\n"
+    lines.append(END_MARK)
+    return "\n".join(lines)
+
+
+def write_report(path: Path, section: str) -> None:
+    """Put `section` between the markers in `path`, keeping the rest of the file (notes on
+    earlier runs, written by hand); a new file gets a title and the section."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN_MARK in old and END_MARK in old:
+        head, rest = old.split(BEGIN_MARK, 1)
+        text = head + section + rest.split(END_MARK, 1)[1]
+    else:
+        text = f"{TITLE}\n\n{section}\n"
+    path.write_text(text, encoding="utf-8")
 
 
 def main() -> None:
@@ -657,9 +672,7 @@ def main() -> None:
     ]
     args.report.parent.mkdir(parents=True, exist_ok=True)
     plot(args.report.with_suffix(".png"), windows, samples, args.warmup)
-    args.report.write_text(
-        report(args, windows, samples, readback, up_seconds, source_state()), encoding="utf-8"
-    )
+    write_report(args.report, report(args, windows, samples, readback, up_seconds, source_state()))
     print(args.report.read_text(encoding="utf-8"))
 
 
