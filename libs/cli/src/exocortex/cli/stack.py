@@ -23,6 +23,7 @@ from exocortex.core.db import migrate
 from exocortex.core.runtime.nats import EmbeddedNats
 from exocortex.core.runtime.ports import free_port, port_is_open
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.core.runtime.processes import process_alive
 
 # Start order: the model loads slowest, so it starts first; everyone else retries until it is up.
 SERVICES = ("embedding", "ingest", "retrieval", "enrichment", "maintenance")
@@ -323,7 +324,7 @@ class Stack:
         if self._postgres is None or not self._postgres.running:
             return None
         pid = _postmaster_pid(self._postgres.data_dir)
-        if pid is not None and _process_alive(pid):
+        if pid is not None and process_alive(pid):
             return None
         return "is gone" if pid is None else f"(pid {pid}) died"
 
@@ -425,23 +426,6 @@ def _postmaster_pid(data_dir: Path) -> int | None:
         return int(first)
     except (OSError, ValueError):
         return None
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether the process runs. A killed server is not the supervisor's child (pg_ctl
-    started it), so it may linger as a zombie until its parent reaps it: that counts as dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # alive, run by another account (the server's own when we are root)
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return sys.platform != "linux"  # no /proc to ask: kill() said it is there
-    # The state follows the command name, which is in parentheses and may hold spaces.
-    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
 def _tail(path: Path, lines: int = 25) -> str:

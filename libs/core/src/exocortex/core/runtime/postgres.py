@@ -35,6 +35,7 @@ import psycopg
 from psycopg import sql
 
 from exocortex.core.runtime.ports import free_port, wait_for_port
+from exocortex.core.runtime.processes import process_alive
 from exocortex.core.secrets import read_or_create_secret, redact_url
 
 _log = logging.getLogger(__name__)
@@ -374,11 +375,12 @@ class EmbeddedPostgres:
         lines = pid_file.read_text(encoding="utf-8", errors="replace").splitlines()
         try:
             pid = int(lines[0])
-            os.kill(pid, 0)
-        except (IndexError, ValueError, ProcessLookupError):
+        except (IndexError, ValueError):
             return False  # stale pid file; postgres removes it on start
-        except PermissionError:
-            pass  # alive, owned by another user
+        if not process_alive(pid):
+            # Stale, or a killed server not reaped yet: adopting that one would wait for a port
+            # nothing will ever open.
+            return False
         port = int(lines[3]) if len(lines) > 3 and lines[3].strip() else None
         if port is None:
             return False
