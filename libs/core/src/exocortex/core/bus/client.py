@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 
 from nats.aio.client import Client as NatsClient
@@ -26,8 +26,12 @@ from exocortex.core.secrets import redact_url
 
 log = get_logger(__name__)
 
-# How long a message may stay unacked before JetStream redelivers it.
-ACK_WAIT_SECONDS = 60.0
+# How long a message may stay unacked before JetStream redelivers it. This is also how long the
+# events a consumer had taken wait after it crashes, before its restarted self (or another) gets
+# them: with a minute, a memory stored just before retrieval was killed stayed unsearchable for a
+# minute. A handler that takes longer keeps its batch by reporting progress (see _working).
+ACK_WAIT_SECONDS = 10.0
+PROGRESS_SECONDS = ACK_WAIT_SECONDS / 3
 
 
 class BusClient(NatsClient):
@@ -140,6 +144,28 @@ async def ensure_stream(js: JetStreamContext) -> None:
 Handler = Callable[[Sequence[Msg]], Awaitable[None]]
 
 
+@asynccontextmanager
+async def _working(msgs: Sequence[Msg]) -> AsyncIterator[None]:
+    """While the block runs, tell JetStream every ``PROGRESS_SECONDS`` that ``msgs`` are still
+    being handled, so a slow batch is not redelivered under the consumer's feet."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(PROGRESS_SECONDS)
+            for msg in msgs:
+                # One already acked (handled one by one) ignores it.
+                with suppress(Exception):
+                    await msg.in_progress()
+
+    task = asyncio.create_task(beat(), name="jetstream-progress")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
 @dataclass
 class DurableConsumer:
     """A durable pull consumer that hands batches to ``handler`` and acks them only after the
@@ -224,39 +250,44 @@ class DurableConsumer:
                 try:
                     if sub is None:
                         await ensure_stream(self.js)
+                        config = ConsumerConfig(
+                            durable_name=self.durable,
+                            ack_policy=AckPolicy.EXPLICIT,
+                            deliver_policy=DeliverPolicy.ALL,
+                            ack_wait=ACK_WAIT_SECONDS,
+                            max_ack_pending=10_000,
+                            filter_subject=self.filter_subject,
+                        )
+                        # Created, or updated: binding to an existing durable would keep the
+                        # settings it was made with (an older, longer ack wait).
+                        await self.js.add_consumer(subjects.STREAM, config)
                         sub = await self.js.pull_subscribe(
                             self.filter_subject,
                             durable=self.durable,
                             stream=subjects.STREAM,
-                            config=ConsumerConfig(
-                                durable_name=self.durable,
-                                ack_policy=AckPolicy.EXPLICIT,
-                                deliver_policy=DeliverPolicy.ALL,
-                                ack_wait=ACK_WAIT_SECONDS,
-                                max_ack_pending=10_000,
-                                filter_subject=self.filter_subject,
-                            ),
+                            config=config,
                         )
                     try:
                         msgs = await sub.fetch(self.batch_size, timeout=self.fetch_timeout)
                     except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
                         # Nothing to do within the fetch window: the normal idle case.
                         continue
-                    if self.linger > 0 and len(msgs) < self.batch_size:
-                        msgs += await self._more(sub, self.batch_size - len(msgs))
-                    try:
-                        await self.handler(msgs)
-                    except Exception as exc:
-                        if len(msgs) == 1:
-                            await self._failed(msgs[0], exc)
-                        else:
-                            log.warning(
-                                "event batch failed; handling its events one by one",
-                                consumer=self.durable,
-                                error=str(exc) or type(exc).__name__,
-                            )
-                            await self._one_by_one(msgs)
-                        continue
+                    async with _working(msgs):
+                        if self.linger > 0 and len(msgs) < self.batch_size:
+                            msgs += await self._more(sub, self.batch_size - len(msgs))
+                        try:
+                            await self.handler(msgs)
+                        except Exception as exc:
+                            if len(msgs) == 1:
+                                await self._failed(msgs[0], exc)
+                            else:
+                                log.warning(
+                                    "event batch failed; handling its events one by one",
+                                    consumer=self.durable,
+                                    error=str(exc) or type(exc).__name__,
+                                )
+                                await self._one_by_one(msgs)
+                            continue
                     for msg in msgs:
                         await msg.ack()
                 except asyncio.CancelledError:
