@@ -111,7 +111,7 @@ async def test_store_twice_reports_the_duplicate(mcp: Client, namespace: str) ->
     again, text = await call(mcp, "memory_store", content=content, namespace=namespace)
     assert again["id"] == first
     assert again["dedup_action"] == "skipped"
-    assert text.startswith(f"Stored memory (id: {first} | already stored: matched {first}")
+    assert text.startswith(f"Stored memory (id: {first} | duplicate: dedup reused {first}")
 
 
 async def test_search_without_a_namespace_spans_every_namespace(
@@ -431,7 +431,7 @@ async def test_bad_input_is_a_tool_error_not_a_crash(mcp: Client, namespace: str
     assert "query" in await call_error(mcp, "memory_search", query="   ", namespace=namespace)
     assert "limit" in await call_error(mcp, "memory_search", query="x", limit="many")
     assert "importance" in await call_error(mcp, "memory_store", content="x", importance=7)
-    assert "nothing to update" in await call_error(mcp, "memory_update", id="01ABC")
+    assert "No update fields provided" in await call_error(mcp, "memory_update", id="01ABC")
     assert "not an id" in await call_error(mcp, "memory_forget", id="../../etc")
     unknown = await call_error(mcp, "memory_update", id="01NOSUCH0000000000000000000", tags=["x"])
     assert "Memory 01NOSUCH0000000000000000000 not found." in unknown

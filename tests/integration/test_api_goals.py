@@ -78,7 +78,7 @@ async def test_milestones_are_ordered_and_complete(api: httpx.AsyncClient, names
     first = (await api.post(f"/api/goals/{gid}/milestones", json={"title": "design"})).json()
     second = (await api.post(f"/api/goals/{gid}/milestones", json={"title": "build"})).json()
     assert [m["title"] for m in second["milestones"]] == ["design", "build"]
-    assert [m["order"] for m in second["milestones"]] == [0, 1]
+    assert [m["order"] for m in second["milestones"]] == [1, 2]  # numbered from 1, as the original
     first_id = first["milestones"][0]["id"]
 
     moved = await api.patch(f"/api/goals/{gid}/milestones/{first_id}", json={"order": 5})
@@ -111,7 +111,8 @@ async def test_progress_is_an_ordinary_searchable_note(
     assert memory["content_type"] == "note"
     assert memory["namespace"] == namespace
     assert memory["is_metadata"] is False
-    assert "goal-progress" not in memory["tags"]
+    # Tagged as the original tagged progress notes, yet not demoted as a metadata memory.
+    assert "goal-progress" in memory["tags"]
     assert body["goal"]["progress_count"] == 1
 
     fetched = (await api.get(f"/api/goals/{goal['id']}")).json()

@@ -44,6 +44,11 @@ Date = Annotated[str, Field(description="ISO 8601 date or time")]
 # memory_timeline's default lengths: entries, and episodes per month in hierarchy mode.
 TIMELINE_LIMIT = 50
 HIERARCHY_EPISODES = 20
+# memory_entities: entities listed, and relationships shown for each (the original's 50 and 5).
+ENTITIES_SHOWN = 50
+RELATIONSHIPS_SHOWN = 5
+# Per-memory or per-entity lookups a tool runs at once against the gateway.
+LOOKUPS_AT_ONCE = 8
 
 
 async def search(api: Api, payload: dict[str, Any]) -> SearchOutput:
@@ -121,7 +126,10 @@ async def memory_search(
     )
     out = await search(Api(ctx), payload)
     # The original tool's wording: agents written against it look for it.
-    mode = f" ({out.mode})" if out.mode else ""
+    facts = [out.mode] if out.mode else []
+    if max_tokens:
+        facts.append(f"~{packed_tokens(out, full=not compact)} tokens")
+    mode = f" ({', '.join(facts)})" if facts else ""
     text = render_search(
         out,
         f"Found {out.count} memories{mode}:",
@@ -129,6 +137,12 @@ async def memory_search(
         full=not compact,
     )
     return result(text, out)
+
+
+def packed_tokens(out: SearchOutput, *, full: bool) -> int:
+    """The tokens the results take, as the original counted them when packing: a quarter of
+    the characters, rounded up."""
+    return sum(-(-len(render_hit(h, full=full)) // 4) for h in out.results)
 
 
 async def memory_context(
@@ -247,7 +261,8 @@ async def memory_entities(
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, EntitiesOutput]:
     """Entities (people, tools, projects…) found in memories, with relationships."""
-    raw = await Api(ctx).call(
+    api = Api(ctx)
+    raw = await api.call(
         "GET",
         "/api/entities",
         params={"tags": tags, "query": query, "type": type, "namespace": namespace},
@@ -260,7 +275,9 @@ async def memory_entities(
             for e in entities
             if needle in e.name.lower() or any(needle in a.lower() for a in e.aliases)
         ]
-    out = EntitiesOutput(count=len(entities), entities=entities[:50])
+    shown = entities[:ENTITIES_SHOWN]
+    await _with_relationships(api, shown)
+    out = EntitiesOutput(count=len(entities), entities=shown)
     if not out.entities:
         return result("No entities found.", out)
     lines = [f"{out.count} entities:"]
@@ -333,7 +350,11 @@ async def memory_timeline(
         )
         hits = sorted(found.results, key=lambda h: h.created_at or "")
         out = TimelineOutput(mode=mode, count=len(hits), memories=hits)
-        lines = [f'Evolution of "{topic}" (oldest first):'] + [render_hit(h) for h in hits]
+        notes = await _links_within(api, [h.id for h in hits])
+        lines = [f'Evolution of "{topic}" (oldest first):']
+        for h in hits:
+            lines.append(render_hit(h))
+            lines += [f"    {note}" for note in notes.get(h.id, [])]
         return result("\n".join(lines), out)
     # Decisions, newest first; tags given narrow them further (all must match).
     raw = await api.call(
@@ -356,6 +377,59 @@ async def memory_timeline(
         older = row.get("supersedes") or []
         lines.append(render_hit(h) + (f" supersedes {', '.join(older)}" if older else ""))
     return result("\n".join(lines), out)
+
+
+async def _with_relationships(api: Api, entities: list[Entity]) -> None:
+    """Fill in each entity's relationships (the listing route does not carry them), up to
+    ``RELATIONSHIPS_SHOWN`` each, as the original tool showed them."""
+    gate = asyncio.Semaphore(LOOKUPS_AT_ONCE)
+
+    async def fill(entity: Entity) -> None:
+        async with gate:
+            try:
+                raw = await api.call("GET", f"/api/entities/{entity.id}/relationships")
+            except NotFound:
+                return  # deleted meanwhile: listed without relationships
+        found = _entity(
+            {
+                "id": entity.id,
+                "name": entity.name,
+                "relationships": items(raw, "results", "relationships"),
+            }
+        )
+        entity.relationships = found.relationships[:RELATIONSHIPS_SHOWN]
+
+    await asyncio.gather(*(fill(e) for e in entities if not e.relationships))
+
+
+async def _links_within(api: Api, ids: list[str]) -> dict[str, list[str]]:
+    """Per memory, its links to the other memories of the set: which one superseded which,
+    and what else connects them (the original evolution mode's supersession and in-set
+    links)."""
+    wanted = set(ids)
+    gate = asyncio.Semaphore(LOOKUPS_AT_ONCE)
+
+    async def links_of(memory_id: str) -> tuple[str, list[dict[str, Any]]]:
+        async with gate:
+            try:
+                raw = await api.call("GET", f"/api/memories/{memory_id}/links")
+            except NotFound:
+                return memory_id, []
+        return memory_id, items(raw, "links")
+
+    notes: dict[str, list[str]] = {}
+    for memory_id, links in await asyncio.gather(*(links_of(i) for i in ids)):
+        for link in links:
+            other, kind = link.get("memory_id"), link.get("link_type", "related")
+            if other not in wanted or other == memory_id:
+                continue
+            outgoing = link.get("direction") == "outgoing"
+            if kind == "supersedes":
+                note = f"supersedes {other}" if outgoing else f"superseded by {other}"
+            else:
+                note = f"{kind} {'→' if outgoing else '←'} {other}"
+            notes.setdefault(memory_id, []).append(note)
+    return notes
 
 
 def _search_hit(raw: dict[str, Any]) -> Hit:

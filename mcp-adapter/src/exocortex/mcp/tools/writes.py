@@ -104,7 +104,11 @@ def render_store(out: StoreResult) -> str:
     which memory it went to in the details."""
     details = [f"id: {out.id}"]
     if out.dedup_action == "skipped":
-        details.append(f"already stored: matched {out.superseded_id or out.id}")
+        # The original's words after "duplicate" ("dedup reused <id> — N% similar"): agents'
+        # prompts look for them.
+        share = out.dedup_similarity if out.dedup_similarity is not None else 1.0
+        matched = out.superseded_id or out.id
+        details.append(f"duplicate: dedup reused {matched} — {share:.0%} similar")
     elif out.dedup_action == "superseded":
         details.append(f"supersedes older {out.superseded_id or 'memory'}")
     elif out.dedup_action == "merged":
@@ -161,7 +165,7 @@ async def memory_update(
     if expires_at is not None:
         patch["expires_at"] = expires_at or None
     if not patch:
-        raise ToolError("nothing to update: give at least one field besides `id`")
+        raise ToolError("No update fields provided: give at least one field besides `id`.")
     memory_id = check_id(id)
     try:
         raw = await Api(ctx).call("PATCH", f"/api/memories/{memory_id}", json=patch)

@@ -272,13 +272,14 @@ class GoalService:
         async with self._pool.connection() as conn, conn.transaction():
             await self._goal(conn, goal_id, lock=True)
             if order is None:
+                # After the last one; the first is 1, as the original numbered them.
                 cur = await conn.execute(
-                    "SELECT coalesce(max(sort_order) + 1, 0) AS n FROM goal_milestones "
+                    "SELECT coalesce(max(sort_order), 0) + 1 AS n FROM goal_milestones "
                     "WHERE goal_id = %s",
                     (goal_id,),
                 )
                 row = await cur.fetchone()
-                order = int(row["n"]) if row else 0
+                order = int(row["n"]) if row else 1
             await conn.execute(
                 "INSERT INTO goal_milestones (id, goal_id, title, status, sort_order, deadline, "
                 "completed_at) VALUES (%s, %s, %s, %s, %s, %s, "

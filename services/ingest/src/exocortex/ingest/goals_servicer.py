@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
+from exocortex.core.domain.metadata import GOAL_PROGRESS_TAG
 from exocortex.core.repositories.goal_protos import goal_to_proto
 from exocortex.core.repositories.memories import to_proto
 from exocortex.core.rpc.timestamps import from_field
@@ -86,10 +87,14 @@ class GoalsServicer(goals_pb2_grpc.GoalsServicer):
         self, request: goals_pb2.LogProgressRequest, context: grpc.aio.ServicerContext
     ) -> goals_pb2.LogProgressResponse:
         namespace = await self._service.namespace_of(request.goal_id)
+        # Tagged `goal-progress` as the original's progress notes were, so an agent can find or
+        # filter them by tag; explicitly not a metadata memory all the same (that tag alone
+        # would make it one), so a logged step is not demoted in search.
+        tags = list(dict.fromkeys([*request.tags, GOAL_PROGRESS_TAG]))
         store = ingest_pb2.StoreMemoryRequest(
             content=request.content,
             namespace=namespace,
-            tags=list(request.tags),
+            tags=tags,
             content_type="note",
             metadata_json=json.dumps({"goal_id": request.goal_id}),
             is_metadata=False,

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 BENCHMARK_TAG = "benchmark-artifact"
+# The tag of a note logged as progress on a goal.
+GOAL_PROGRESS_TAG = "goal-progress"
 _METADATA_MODES = {"benchmark", "progress", "regression"}
 _METADATA_KINDS = ("retrieval-regression", "goal-progress", "benchmark", "alert")
 
