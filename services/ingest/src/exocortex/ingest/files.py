@@ -24,6 +24,9 @@ from exocortex.proto.v1 import common_pb2, ingest_pb2
 log = get_logger(__name__)
 
 MAX_FILES = 200
+# A session digest's takeaways, each stored on its own: their tag and importance (the original's).
+SESSION_FACT_TAG = "session-fact"
+FACT_IMPORTANCE = 0.6
 MAX_FILE_BYTES = 5_000_000
 
 
@@ -166,9 +169,8 @@ class FileIngest:
             raise InvalidArgument(
                 "the transcript has no actions or takeaways worth keeping", field="transcript"
             )
-        tags = ["session-digest", *req.tags]
-        if digest.project:
-            tags.append(normalize_tag(digest.project))
+        project_tags = [normalize_tag(digest.project)] if digest.project else []
+        tags = ["session-digest", *req.tags, *project_tags]
         request = ingest_pb2.StoreMemoryRequest(
             content=digest.render(datetime.now(UTC).date()),
             namespace=req.namespace,
@@ -190,6 +192,24 @@ class FileIngest:
         if source_uri:
             request.source_uri = source_uri
         result = await self._ingest.store(request)
+        # Each takeaway is also a memory of its own, as the original stored them, so a search
+        # finds the one fact instead of a whole session's summary.
+        for kind, text in digest.facts:
+            fact = ingest_pb2.StoreMemoryRequest(
+                content=text,
+                namespace=req.namespace,
+                tags=[SESSION_FACT_TAG, kind, *project_tags],
+                content_type="text",
+                source="digest",
+                importance=FACT_IMPORTANCE,
+                metadata_json=json.dumps(
+                    {"kind": SESSION_FACT_TAG, "fact": kind, "digest_id": result.memory["id"]}
+                ),
+                attribution=request.attribution,
+            )
+            if source_uri:
+                fact.source_uri = source_uri
+            await self._ingest.store(fact)
         return result, digest.project or "", len(digest.actions), len(digest.files), digest.commands
 
 
