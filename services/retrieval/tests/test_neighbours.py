@@ -2,7 +2,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from exocortex.core.indexes.base import IndexFilter
-from exocortex.retrieval.neighbours import NeighbourSettings, bonuses, passes
+from exocortex.retrieval.neighbours import (
+    CEILING,
+    Credit,
+    NeighbourSettings,
+    bonuses,
+    evidence,
+    lifted,
+    passes,
+)
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 
@@ -25,7 +33,34 @@ def _row(**changes: Any) -> dict[str, Any]:
 def test_seeds_pass_on_their_score_divided_by_distance_and_summed() -> None:
     found = {"a": [("n", 1), ("far", 2)], "b": [("n", 2)], "gone": [("x", 1)]}
     got = bonuses(found, {"a": 0.2, "b": 0.1}, weight=0.5)
-    assert got == {"n": 0.5 * 0.2 + 0.5 * 0.1 / 2, "far": 0.5 * 0.2 / 2}
+    assert {k: v.value for k, v in got.items()} == {
+        "n": 0.5 * 0.2 + 0.5 * 0.1 / 2,
+        "far": 0.5 * 0.2 / 2,
+    }
+    # The ceiling is the best crediting seed's: "n" may rise to just below "a", not past it.
+    assert got["n"].ceiling == CEILING * 0.2
+
+
+def test_a_neighbour_never_overtakes_the_seed_that_lifts_it() -> None:
+    credit = Credit(value=0.05, ceiling=CEILING * 0.10)
+    assert lifted(0.0, credit) == 0.05  # far below its seed: the whole credit
+    assert lifted(0.08, credit) == CEILING * 0.10  # would pass its seed: stops below it
+    assert lifted(0.12, credit) == 0.12  # already above on its own: credit never lowers
+
+
+def test_evidence_is_zero_at_chance_and_grows_with_clustered_hits() -> None:
+    top = ["a", "b", "c", "d"]
+    # Every top hit has another beside it, in a namespace of 1000: arrival order means a lot.
+    clustered = {"a": [("b", 1)], "b": [("a", 1)], "c": [("d", 1)], "d": [("c", 1)]}
+    assert evidence(clustered, top, 1000) > 0.95
+    # None does: nothing to go on.
+    scattered = {m: [("x" + m, 1), ("y" + m, 1)] for m in top}
+    assert evidence(scattered, top, 1000) == 0.0
+    # The top hits are the whole namespace: every neighbour is a top hit by necessity.
+    assert evidence(clustered, top, 4) == 0.0
+    # Half of them clustered, in a namespace where chance is small: about half the weight.
+    half = {"a": [("b", 1)], "b": [("a", 1)], "c": [("z", 1)], "d": [("y", 1)]}
+    assert 0.45 < evidence(half, top, 1000) < 0.5
 
 
 def test_settings_are_bounded_and_zero_weight_disables() -> None:
@@ -33,6 +68,7 @@ def test_settings_are_bounded_and_zero_weight_disables() -> None:
     assert cfg.window == 10
     assert cfg.weight == 0.3
     assert cfg.max_gap == timedelta(minutes=30)
+    assert cfg.evidence_top == 10
     assert not NeighbourSettings.from_settings({"scoring.neighbour_weight": "0"}).enabled
     assert NeighbourSettings.from_settings({"scoring.neighbour_weight": "x"}).weight == 0.3
 

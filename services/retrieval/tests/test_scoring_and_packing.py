@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from datetime import UTC, date, datetime, timedelta
 
+import pytest
+
 from exocortex.retrieval import packing, scoring
 from exocortex.retrieval.entities import analyse
 from exocortex.retrieval.graph import entity_names
@@ -109,3 +111,26 @@ def test_graph_analysis_is_deterministic_and_finds_the_bridge() -> None:
         "avg_degree": round(14 / 6, 4),
         "betweenness": "exact",
     }
+
+
+def test_quality_is_the_original_formula_within_zero_and_one() -> None:
+    best = scoring.quality(importance=1.0, useful_count=5, access_count=20, links=5, age_days=0)
+    assert best == pytest.approx(1.0)
+    assert scoring.quality(
+        importance=0.0, useful_count=0, access_count=0, links=0, age_days=10_000
+    ) == pytest.approx(0.0)
+
+    # Importance is the largest share (0.30), links saturate at five.
+    def fresh(links: int) -> float:
+        return scoring.quality(
+            importance=0.5, useful_count=0, access_count=0, links=links, age_days=0.0
+        )
+
+    assert fresh(9) == fresh(5) > fresh(0) == pytest.approx(0.30)
+
+
+def test_goal_relevance_from_a_goal_link_or_the_progress_tags() -> None:
+    assert scoring.goal_relevance(0.0, ["goal-progress-implicit"]) == 0.7
+    assert scoring.goal_relevance(0.0, ["goal-progress"]) == 1.0
+    assert scoring.goal_relevance(0.7, ["notes"]) == 0.7
+    assert scoring.goal_relevance(0.0, ["notes"]) == 0.0

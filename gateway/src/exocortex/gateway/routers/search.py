@@ -102,6 +102,12 @@ class ScoreBreakdown(BaseModel):
     neighbour: float = Field(
         description="Fused score passed on by strong hits stored right before or after it."
     )
+    quality: float = Field(
+        description="0..1 from importance, usefulness, use, links and age (a boost signal)."
+    )
+    goal_relevance: float = Field(
+        description="0..1: progress on an active goal (1 logged, 0.7 found by enrichment)."
+    )
 
 
 class SearchResult(BaseModel):
@@ -172,6 +178,8 @@ def search_result(r: retrieval_pb2.SearchResult) -> dict[str, Any]:
             "metadata_penalty": b.metadata_penalty,
             "boost": b.boost,
             "neighbour": b.neighbour,
+            "quality": b.quality,
+            "goal_relevance": b.goal_relevance,
         },
     }
 

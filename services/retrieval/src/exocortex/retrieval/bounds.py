@@ -22,7 +22,14 @@ from exocortex.retrieval.scoring import ScoringSettings
 
 
 def max_boost(cfg: ScoringSettings) -> float:
-    weights = (cfg.recency_weight, cfg.frequency_weight, cfg.usefulness_weight, cfg.valence_weight)
+    weights = (
+        cfg.recency_weight,
+        cfg.frequency_weight,
+        cfg.usefulness_weight,
+        cfg.valence_weight,
+        cfg.quality_weight,
+        cfg.goal_weight,
+    )
     return 1.0 + sum(max(0.0, w) for w in weights)
 
 

@@ -10,12 +10,29 @@ memories are stored): ``scoring.neighbour_weight`` × the seed's score ÷ the di
 the indexes did not find becomes a candidate this way.
 
 Only memories of one stretch of work are neighbours: stored no more than
-``search.neighbour_max_gap_minutes`` apart, and in the same session and conversation when both
-carry those ids. Memories stored in one import keep their order (it hands out increasing ids).
+``search.neighbour_max_gap_minutes`` apart, and from the same session, conversation and source
+when both carry one. Memories stored in one import keep their order (it hands out increasing ids).
+
+Two guards keep the signal from doing harm where arrival order means nothing (unrelated notes
+stored one after another, turns imported in no particular order):
+
+* **Evidence.** Arrival order is worth something only when memories about one subject were
+  stored together. The best ``search.neighbour_evidence_top`` candidates of the indexes show
+  whether they were: in a conversation or a working session the hits on a subject sit next to
+  each other, while in a stream of unrelated notes they sit next to each other only as often as
+  chance has it (the share of the namespace they make up). The weight is scaled by how far the
+  observed share of top hits with another top hit beside them exceeds that chance level
+  (``evidence``; beyond one standard error of chance, as the top hits are a small sample): 0 at
+  or below chance, the full weight when every top hit has one. When the top hits are most of
+  the namespace, nothing can be told apart from chance, and neighbours pass nothing.
+* **Never past the seed.** A neighbour's credit lifts it at most to just below the best seed
+  that credits it (``CEILING`` of that seed's own fused score): the memory the indexes found
+  stays ahead of the memories that are there only for being stored beside it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -50,6 +67,7 @@ SELECT w.seed, n.id, n.side
         AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
         AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
              OR m.conversation_id = s.conversation_id)
+        AND (s.source IS NULL OR m.source IS NULL OR m.source = s.source)
       ORDER BY m.id DESC
       LIMIT {window})
     UNION ALL
@@ -60,6 +78,7 @@ SELECT w.seed, n.id, n.side
         AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
         AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
              OR m.conversation_id = s.conversation_id)
+        AND (s.source IS NULL OR m.source IS NULL OR m.source = s.source)
       ORDER BY m.id
       LIMIT {window})
  ) n
@@ -110,11 +129,19 @@ def _float(s: Mapping[str, str], key: str, default: float) -> float:
         return default
 
 
+# A neighbour reaches at most this share of the own fused score of the best seed crediting it.
+CEILING = 0.95
+
+
 @dataclass(frozen=True)
 class NeighbourSettings:
     weight: float = 0.3
     window: int = 2
     max_gap: timedelta = timedelta(minutes=30)
+    # Top candidates the evidence is read from (0: no evidence asked, the full weight always).
+    evidence_top: int = 10
+    # The evidence from which on the full weight applies (below it, the weight in proportion).
+    evidence_full: float = 0.2
 
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> NeighbourSettings:
@@ -122,6 +149,8 @@ class NeighbourSettings:
             weight=max(0.0, _float(s, "scoring.neighbour_weight", 0.3)),
             window=max(0, min(10, int(_float(s, "search.neighbour_window", 2)))),
             max_gap=timedelta(minutes=max(0.0, _float(s, "search.neighbour_max_gap_minutes", 30))),
+            evidence_top=max(0, min(20, int(_float(s, "search.neighbour_evidence_top", 10)))),
+            evidence_full=max(0.01, min(1.0, _float(s, "search.neighbour_evidence_full", 0.2))),
         )
 
     @property
@@ -158,18 +187,64 @@ async def around(
     return out
 
 
+def evidence(found: Mapping[str, list[tuple[str, int]]], top: Sequence[str], roots: int) -> float:
+    """How much arrival order says about this search, 0..1: the share of the ``top`` candidates
+    with another top candidate among their arrival neighbours, above the share chance gives
+    (``roots`` memories in the namespace, of which the top ones are a random pick), as a
+    fraction of the room above chance. 0 when the top candidates are most of the namespace."""
+    chosen = set(top)
+    if len(chosen) < 2 or roots <= len(chosen):
+        return 0.0
+    # The chance that a given other memory is one of the top candidates.
+    share = (len(chosen) - 1) / (roots - 1)
+    seen = observed = expected = 0.0
+    for memory_id in chosen:
+        near = found.get(memory_id)
+        if not near:
+            continue  # nothing stored beside it in its stretch of work: no say either way
+        seen += 1
+        observed += any(other in chosen for other, _ in near)
+        expected += 1.0 - (1.0 - share) ** len(near)
+    if not seen:
+        return 0.0
+    observed, expected = observed / seen, expected / seen
+    if expected >= 1.0:
+        return 0.0
+    # A handful of top hits is a small sample: only the excess beyond one standard error of
+    # the chance share counts, so a stream of unrelated notes does not earn credit by luck.
+    noise = math.sqrt(expected * (1.0 - expected) / seen)
+    return max(0.0, min(1.0, (observed - expected - noise) / (1.0 - expected)))
+
+
+@dataclass
+class Credit:
+    """What a memory's seeds pass on: the sum, and the most it may lift the memory to."""
+
+    value: float = 0.0
+    ceiling: float = 0.0
+
+
 def bonuses(
     found: Mapping[str, list[tuple[str, int]]], seed_scores: Mapping[str, float], weight: float
-) -> dict[str, float]:
-    """Neighbour id → the score its seeds pass on (weight × seed score ÷ distance, summed)."""
-    out: dict[str, float] = {}
+) -> dict[str, Credit]:
+    """Neighbour id → the score its seeds pass on (weight × seed score ÷ distance, summed), and
+    its ceiling (``CEILING`` × the best crediting seed's score)."""
+    out: dict[str, Credit] = {}
     for seed, neighbours in found.items():
         score = seed_scores.get(seed)
         if not score:
             continue
         for memory_id, distance in neighbours:
-            out[memory_id] = out.get(memory_id, 0.0) + weight * score / max(1, distance)
+            credit = out.setdefault(memory_id, Credit())
+            credit.value += weight * score / max(1, distance)
+            credit.ceiling = max(credit.ceiling, CEILING * score)
     return out
+
+
+def lifted(own: float, credit: Credit) -> float:
+    """A memory's fused score with its neighbours' credit: never past the ceiling, never below
+    what the indexes gave it."""
+    return max(own, min(own + credit.value, credit.ceiling))
 
 
 def passes(row: Row, flt: IndexFilter, now: datetime) -> bool:

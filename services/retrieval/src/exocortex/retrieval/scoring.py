@@ -6,6 +6,11 @@ Every signal is a number in 0..1 that also appears in the per-result breakdown:
 * frequency = ln(1 + accesses) / ln(1 + most accesses in the namespace);
 * usefulness = min(1, ln(1 + useful_count) / ln 6): saturates after five useful fetches;
 * valence = |valence|: strongly felt memories (good or bad) matter more;
+* quality = 0.30·importance + 0.25·usefulness + 0.15·min(1, ln(1 + accesses)/ln 21)
+  + 0.15·min(1, links/5) + 0.15·exp(-0.02·age_days): what the memory's own record says of it,
+  whatever the query (the original's quality score);
+* goal relevance = 1 when the memory is progress logged on an active goal (or tagged
+  ``goal-progress``), 0.7 when enrichment found it relevant to one (``goal-progress-implicit``);
 * tag = 1 when a query word (> 2 characters) occurs in one of the memory's tags.
 
 RRF mode multiplies the fused score by 1 + Σ weight · signal and adds tag_boost × the best fused
@@ -21,6 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 _WORD = re.compile(r"[\w.+#-]+", re.UNICODE)
+# Row keys search adds to a memory's row for the signals: its link count and the relevance of its
+# link to an active goal (see graph.extras).
+LINK_COUNT, GOAL_LINK = "_links", "_goal_link"
 
 
 def _float(settings: Mapping[str, str], key: str, default: float) -> float:
@@ -43,6 +51,8 @@ class ScoringSettings:
     frequency_weight: float = 0.10
     usefulness_weight: float = 0.05
     valence_weight: float = 0.05
+    quality_weight: float = 0.10
+    goal_weight: float = 0.10
     tag_boost: float = 0.10
     legacy_min_score: float = 0.15
     metadata_mode: str = "penalize"
@@ -63,6 +73,8 @@ class ScoringSettings:
             frequency_weight=_float(s, "scoring.frequency_weight", 0.10),
             usefulness_weight=_float(s, "scoring.usefulness_weight", 0.05),
             valence_weight=_float(s, "scoring.valence_weight", 0.05),
+            quality_weight=_float(s, "scoring.quality_weight", 0.10),
+            goal_weight=_float(s, "scoring.goal_gated_weight", 0.10),
             tag_boost=_float(s, "scoring.tag_boost", 0.10),
             legacy_min_score=_float(s, "scoring.min_score", 0.15),
             metadata_mode=s.get("search.metadata_mode", "penalize"),
@@ -78,6 +90,16 @@ class Signals:
     usefulness: float = 0.0
     valence: float = 0.0
     tag: float = 0.0
+    quality: float = 0.0
+    goal: float = 0.0
+
+
+# Links that count as fully connected, and accesses that count as much used, for quality.
+_QUALITY_LINKS = 5
+_QUALITY_ACCESSES = 20
+# Goal relevance of a memory logged as progress on a goal, and of one enrichment linked.
+GOAL_EXPLICIT, GOAL_IMPLICIT = 1.0, 0.7
+_GOAL_TAGS = {"goal-progress": GOAL_EXPLICIT, "goal-progress-implicit": GOAL_IMPLICIT}
 
 
 def query_terms(query: str) -> list[str]:
@@ -100,6 +122,23 @@ def usefulness(useful_count: int) -> float:
     return min(1.0, math.log1p(max(0, useful_count)) / math.log(6.0))
 
 
+def quality(
+    *, importance: float, useful_count: int, access_count: int, links: int, age_days: float
+) -> float:
+    return (
+        0.30 * importance
+        + 0.25 * usefulness(useful_count)
+        + 0.15 * min(1.0, math.log1p(max(0, access_count)) / math.log1p(_QUALITY_ACCESSES))
+        + 0.15 * min(1.0, max(0, links) / _QUALITY_LINKS)
+        + 0.15 * math.exp(-0.02 * max(0.0, age_days))
+    )
+
+
+def goal_relevance(goal_link: float, tags: Iterable[str]) -> float:
+    """The strongest of the memory's link to an active goal and its goal-progress tags."""
+    return max([goal_link, *(_GOAL_TAGS.get(t, 0.0) for t in tags)])
+
+
 def tag_match(terms: Iterable[str], tags: Iterable[str]) -> bool:
     tag_list = [t.lower() for t in tags]
     return any(term in tag for term in terms for tag in tag_list)
@@ -115,12 +154,24 @@ def signals(
 ) -> Signals:
     created = row["created_at"]
     assert isinstance(created, datetime)
+    importance = float(str(row["importance"]))
+    useful = int(str(row.get("useful_count") or 0))
+    accesses = int(str(row.get("access_count") or 0))
+    tags: list[str] = list(row.get("tags") or ())  # type: ignore[call-overload]
     return Signals(
-        recency=recency(created, now, float(str(row["importance"])), cfg.recency_decay),
-        frequency=frequency(int(str(row.get("access_count") or 0)), max_access),
-        usefulness=usefulness(int(str(row.get("useful_count") or 0))),
+        recency=recency(created, now, importance, cfg.recency_decay),
+        frequency=frequency(accesses, max_access),
+        usefulness=usefulness(useful),
         valence=abs(float(str(row.get("valence") or 0.0))),
-        tag=1.0 if tag_match(terms, row.get("tags") or ()) else 0.0,  # type: ignore[arg-type]
+        tag=1.0 if tag_match(terms, tags) else 0.0,
+        quality=quality(
+            importance=importance,
+            useful_count=useful,
+            access_count=accesses,
+            links=int(str(row.get(LINK_COUNT) or 0)),
+            age_days=max(0.0, (now - created).total_seconds() / 86_400.0),
+        ),
+        goal=goal_relevance(float(str(row.get(GOAL_LINK) or 0.0)), tags),
     )
 
 
@@ -131,6 +182,8 @@ def boost_multiplier(sig: Signals, cfg: ScoringSettings) -> float:
         + cfg.frequency_weight * sig.frequency
         + cfg.usefulness_weight * sig.usefulness
         + cfg.valence_weight * sig.valence
+        + cfg.quality_weight * sig.quality
+        + cfg.goal_weight * sig.goal
     )
 
 
@@ -146,6 +199,8 @@ def legacy_score(
         + cfg.frequency_weight * sig.frequency
         + cfg.usefulness_weight * sig.usefulness
         + cfg.valence_weight * sig.valence
+        + cfg.quality_weight * sig.quality
+        + cfg.goal_weight * sig.goal
         + (cfg.tag_boost if sig.tag else 0.0)
     )
 

@@ -172,10 +172,11 @@ class SearchService:
         self._min_candidates = min_candidates
         # Agents repeat queries a lot; a cached query vector saves the embedding round trip.
         self._query_vectors: LruCache[str, Vector] = LruCache(query_cache_size)
-        # The namespace's highest access count normalises frequency; it moves slowly.
-        # Keyed by namespace; None is every namespace.
-        self._max_access: TtlCache[str | None, int] = TtlCache(ttl_seconds=60.0)
-        self._max_access_refreshing: set[str | None] = set()
+        # The namespace's highest access count normalises frequency and its size is the chance
+        # level of the neighbours' evidence; both move slowly. Keyed by namespace; None is
+        # every namespace.
+        self._counts: TtlCache[str | None, graph.NamespaceCounts] = TtlCache(ttl_seconds=60.0)
+        self._counts_refreshing: set[str | None] = set()
         self._background: set[asyncio.Task[None]] = set()
         self.listener = listener
         # Searches running and recently ended, for background work to wait on (see priority).
@@ -271,11 +272,11 @@ class SearchService:
         want_graph = cfg.graph_weight > 0 and bool(ids)
         near_cfg = neighbours.NeighbourSettings.from_settings(settings)
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
-        rows, proximity, near, max_access = await asyncio.gather(
+        rows, proximity, near, counts = await asyncio.gather(
             self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
             self._around(namespace, ids, near_cfg) if want_near else _no_neighbours(),
-            self._namespace_max_access(namespace),
+            self._namespace_counts(namespace),
         )
         now = datetime.now(UTC)
         dead = {i for i in head if i not in rows or not _is_live(rows[i], now)}
@@ -286,12 +287,16 @@ class SearchService:
             # to the same fusion: the scores are those of fusing all three lists at once.
             add_list(fused, "graph", rank_by_score(proximity, ids), weights["graph"], cfg.rrf_k)
         found_by_index = [i for i in ids if i not in dead]
-        added = self._add_neighbours(near, fused, set(found_by_index), near_cfg) if near else []
+        added = (
+            self._add_neighbours(near, fused, found_by_index, counts.roots, near_cfg)
+            if near
+            else []
+        )
         pool = [fused[i] for i in found_by_index + added]
         ctx = _ScoreContext(
             terms=terms,
             now=now,
-            max_access=max_access,
+            max_access=counts.max_access,
             meta_wanted=meta_wanted,
             best_fused=max((f.score for f in pool), default=0.0),
             best_keyword=max((f.raw_scores.get("keyword", 0.0) for f in pool), default=0.0),
@@ -326,8 +331,19 @@ class SearchService:
         return outcome
 
     async def _hydrate(self, ids: list[str]) -> dict[str, Row]:
+        """The rows, each with what the quality and goal signals need beyond it (read right
+        after on the same connection: a second one a search would crowd the pool)."""
         async with self._pool.connection() as conn:
-            return await _timed("hydrate", memories.get_many(conn, ids))
+            rows = await _timed("hydrate", memories.get_many(conn, ids))
+            more = await _timed(
+                "extras",
+                graph.extras(conn, list(rows), scoring.GOAL_EXPLICIT, scoring.GOAL_IMPLICIT),
+            )
+        for memory_id, row in rows.items():
+            found = more.get(memory_id)
+            row[scoring.LINK_COUNT] = found.links if found else 0
+            row[scoring.GOAL_LINK] = found.goal if found else 0.0
+        return rows
 
     async def _proximity(
         self, namespace: str | None, ids: list[str], query: str
@@ -350,22 +366,34 @@ class SearchService:
     def _add_neighbours(
         near: neighbours.Found,
         fused: dict[str, Fused],
-        alive: set[str],
+        found_by_index: list[str],
+        roots: int,
         cfg: neighbours.NeighbourSettings,
     ) -> list[str]:
-        """Pass the live seeds' scores on to their neighbours (``neighbours``); returns the
-        neighbours the indexes did not find (new candidates, checked against the filters once
-        their rows are read)."""
+        """Pass the live seeds' scores on to their neighbours (``neighbours``), scaled by the
+        evidence that arrival order means something here; returns the neighbours the indexes
+        did not find (new candidates, checked against the filters once their rows are read)."""
+        alive = set(found_by_index)
+        weight = cfg.weight
+        if cfg.evidence_top:
+            seen = neighbours.evidence(near, found_by_index[: cfg.evidence_top], roots)
+            weight *= min(1.0, seen / cfg.evidence_full)
+        if weight <= 0:
+            return []
+        # Every credit is worked out from the scores the indexes gave, before any is added.
         seed_scores = {i: fused[i].score for i in near if i in alive and i in fused}
         added: list[str] = []
-        for memory_id, value in neighbours.bonuses(near, seed_scores, cfg.weight).items():
-            if memory_id not in alive:
-                added.append(memory_id)
+        for memory_id, credit in neighbours.bonuses(near, seed_scores, weight).items():
             entry = fused.get(memory_id)
             if entry is None:
                 entry = fused[memory_id] = Fused(memory_id)
-            entry.score += value
-            entry.raw_scores["neighbour"] = value
+            score = neighbours.lifted(entry.score, credit)
+            if score <= entry.score:
+                continue  # already past its ceiling on its own
+            if memory_id not in alive:
+                added.append(memory_id)
+            entry.raw_scores["neighbour"] = score - entry.score
+            entry.score = score
         return added
 
     async def _score_reachable(
@@ -412,33 +440,33 @@ class SearchService:
             ready, asked = need, set(need)
             pending = [i for i in pending if i not in asked]
 
-    async def _namespace_max_access(self, namespace: str | None) -> int:
-        cached = self._max_access.peek(namespace)
+    async def _namespace_counts(self, namespace: str | None) -> graph.NamespaceCounts:
+        cached = self._counts.peek(namespace)
         if cached is None:
-            return await self._read_max_access(namespace)
+            return await self._read_counts(namespace)
         value, fresh = cached
-        if not fresh and namespace not in self._max_access_refreshing:
+        if not fresh and namespace not in self._counts_refreshing:
             # It reads every used memory (200-300 ms at 100k): a search answers with the
             # last value and the refresh runs beside it, instead of one search a minute
             # waiting for it.
-            self._max_access_refreshing.add(namespace)
-            task = asyncio.create_task(self._refresh_max_access(namespace))
+            self._counts_refreshing.add(namespace)
+            task = asyncio.create_task(self._refresh_counts(namespace))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
         return value
 
-    async def _refresh_max_access(self, namespace: str | None) -> None:
+    async def _refresh_counts(self, namespace: str | None) -> None:
         try:
-            await self._read_max_access(namespace)
+            await self._read_counts(namespace)
         except Exception as exc:
-            log.warning("max access refresh failed; the last value stays", error=str(exc))
+            log.warning("namespace counts refresh failed; the last values stay", error=str(exc))
         finally:
-            self._max_access_refreshing.discard(namespace)
+            self._counts_refreshing.discard(namespace)
 
-    async def _read_max_access(self, namespace: str | None) -> int:
+    async def _read_counts(self, namespace: str | None) -> graph.NamespaceCounts:
         async with self._pool.connection() as conn:
-            value = await graph.max_access(conn, namespace)
-        self._max_access.put(namespace, value)
+            value = await graph.namespace_counts(conn, namespace)
+        self._counts.put(namespace, value)
         return value
 
     @staticmethod
@@ -499,6 +527,8 @@ class SearchService:
                         "usefulness": sig.usefulness,
                         "valence": sig.valence,
                         "tag": sig.tag,
+                        "quality": sig.quality,
+                        "goal_relevance": sig.goal,
                         "graph": graph_score,
                         "neighbour": entry.raw_scores.get("neighbour", 0.0),
                         "metadata_penalty": factor,

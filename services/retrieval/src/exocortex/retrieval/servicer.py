@@ -52,6 +52,8 @@ def _result(item: ScoredMemory) -> retrieval_pb2.SearchResult:
             metadata_penalty=b.get("metadata_penalty", 1.0),
             boost=b.get("boost", 1.0),
             neighbour=b.get("neighbour", 0.0),
+            quality=b.get("quality", 0.0),
+            goal_relevance=b.get("goal_relevance", 0.0),
         ),
     )
 

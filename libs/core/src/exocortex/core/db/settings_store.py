@@ -77,6 +77,8 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "search.expansion_max_terms": "15",
     "search.neighbour_window": "2",
     "search.neighbour_max_gap_minutes": "30",
+    "search.neighbour_evidence_top": "10",
+    "search.neighbour_evidence_full": "0.2",
     "search.metadata_mode": "penalize",
     "search.metadata_penalty": "0.35",
     "search.metadata_tags": _METADATA_TAGS,

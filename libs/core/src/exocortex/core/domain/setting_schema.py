@@ -109,6 +109,8 @@ SCHEMA: dict[str, Spec] = {
     "search.expansion_max_terms": _int(0, 1000),
     "search.neighbour_window": _int(0, 100),
     "search.neighbour_max_gap_minutes": Spec("number", 0, 525_600),
+    "search.neighbour_evidence_top": _int(0, 20),
+    "search.neighbour_evidence_full": Spec("number", 0.01, 1),
     "search.metadata_mode": Spec("choice", choices=("penalize", "exclude", "include")),
     "search.metadata_penalty": FRACTION,
     "search.metadata_tags": Spec("text", max_chars=10_000),

@@ -136,6 +136,8 @@ class ScoreBreakdown(_message.Message):
     BOOST_FIELD_NUMBER: _builtins.int
     GRAPH_RANK_FIELD_NUMBER: _builtins.int
     NEIGHBOUR_FIELD_NUMBER: _builtins.int
+    QUALITY_FIELD_NUMBER: _builtins.int
+    GOAL_RELEVANCE_FIELD_NUMBER: _builtins.int
     fused: _builtins.float
     vector: _builtins.float
     keyword: _builtins.float
@@ -153,6 +155,10 @@ class ScoreBreakdown(_message.Message):
     graph_rank: _builtins.int
     neighbour: _builtins.float
     """Score passed on by strong hits stored right before or after this memory (0 when none)."""
+    quality: _builtins.float
+    """0..1: importance, usefulness, use, links and age together (the original's quality score)."""
+    goal_relevance: _builtins.float
+    """0..1: how much the memory is progress on an active goal (1 logged, 0.7 found by enrichment)."""
     def __init__(
         self,
         *,
@@ -171,10 +177,12 @@ class ScoreBreakdown(_message.Message):
         boost: _builtins.float = ...,
         graph_rank: _builtins.int = ...,
         neighbour: _builtins.float = ...,
+        quality: _builtins.float = ...,
+        goal_relevance: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["boost", b"boost", "frequency", b"frequency", "fused", b"fused", "graph", b"graph", "graph_rank", b"graph_rank", "keyword", b"keyword", "keyword_rank", b"keyword_rank", "metadata_penalty", b"metadata_penalty", "neighbour", b"neighbour", "recency", b"recency", "tag", b"tag", "usefulness", b"usefulness", "valence", b"valence", "vector", b"vector", "vector_rank", b"vector_rank"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boost", b"boost", "frequency", b"frequency", "fused", b"fused", "goal_relevance", b"goal_relevance", "graph", b"graph", "graph_rank", b"graph_rank", "keyword", b"keyword", "keyword_rank", b"keyword_rank", "metadata_penalty", b"metadata_penalty", "neighbour", b"neighbour", "quality", b"quality", "recency", b"recency", "tag", b"tag", "usefulness", b"usefulness", "valence", b"valence", "vector", b"vector", "vector_rank", b"vector_rank"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
