@@ -48,6 +48,11 @@ def test_tag_match_and_metadata_intent() -> None:
     assert "next.js" in terms
     assert scoring.tag_match(terms, ["next.js"])
     assert not scoring.tag_match(terms, ["go"])
+    assert scoring.tag_match(terms, ["deployment"])  # a shared start of four characters
+    assert scoring.tag_match(scoring.query_terms("ship it"), ["ship-it"])
+    # A word inside another word is no match: it would lift memories for words they lack.
+    new_versions = scoring.query_terms("how do we ship new versions")
+    assert not scoring.tag_match(new_versions, ["relationship", "newsletter"])
     cfg = scoring.ScoringSettings(metadata_tags=("goal-progress",))
     assert scoring.wants_metadata(False, [], "show goal progress notes", cfg)
     assert scoring.wants_metadata(False, ["goal-progress"], "notes", cfg)

@@ -11,7 +11,8 @@ Every signal is a number in 0..1 that also appears in the per-result breakdown:
   whatever the query (the original's quality score);
 * goal relevance = 1 when the memory is progress logged on an active goal (or tagged
   ``goal-progress``), 0.7 when enrichment found it relevant to one (``goal-progress-implicit``);
-* tag = 1 when a query word (> 2 characters) occurs in one of the memory's tags.
+* tag = 1 when a query word (> 2 characters) is one of the words of the memory's tags (or shares
+  its first four or more characters with one: deploy, deployment).
 
 RRF mode multiplies the fused score by 1 + Σ weight · signal and adds tag_boost × the best fused
 score for a tag match; legacy mode is the seed's weighted average of raw scores and signals.
@@ -139,9 +140,28 @@ def goal_relevance(goal_link: float, tags: Iterable[str]) -> float:
     return max([goal_link, *(_GOAL_TAGS.get(t, 0.0) for t in tags)])
 
 
+_TAG_WORD = re.compile(r"[-_/.:\s]+")
+# A query word and a tag word this long or longer match on a shared start (deploy, deployment).
+_STEM_CHARS = 4
+
+
+def _word_match(term: str, word: str) -> bool:
+    if term == word:
+        return True
+    shorter = min(len(term), len(word))
+    return shorter >= _STEM_CHARS and (word.startswith(term) or term.startswith(word))
+
+
 def tag_match(terms: Iterable[str], tags: Iterable[str]) -> bool:
-    tag_list = [t.lower() for t in tags]
-    return any(term in tag for term in terms for tag in tag_list)
+    """A query word is one of a tag's words, or shares its start with one (at least four
+    characters). Not any substring: "ship" is no match for "relationship", nor "new" for
+    "newsletter", which would lift memories for words they do not carry."""
+    words = [(t.lower(), _TAG_WORD.split(t.lower())) for t in tags]
+    return any(
+        term == tag or any(_word_match(term, w) for w in parts if w)
+        for term in terms
+        for tag, parts in words
+    )
 
 
 def signals(
