@@ -8,6 +8,11 @@ through REST search in that namespace and reports recall@5/10/25 overall and per
 store and search latency. The metric is the one in the data set's README: the share of a
 question's evidence turns found among the top k results (a question without evidence counts 1).
 
+Each conversation is stored twice by default: with its turns in order, as a conversation
+happens, and in a random (seeded) order, where arrival order carries no meaning (`--order`).
+Every configuration is reported on all conversations and on two splits: the conversations that
+any default was tuned on (`--tune-samples`, conv-26 and conv-30) and the held-out rest.
+
 Without --url it starts its own stack (as `exo up` does) in a temporary directory. Searches use
 compact mode so the run does not feed access counts back into its own later rankings (each
 question is answered as if it were the first). The data file is evaluation data: it is read from
@@ -51,10 +56,25 @@ _NO_BOOSTS = {
     "scoring.tag_boost": "0",
     "scoring.graph_weight": "0",
     "scoring.neighbour_weight": "0",
+    "scoring.quality_weight": "0",
+    "scoring.goal_gated_weight": "0",
 }
-# Same-run baselines: each index alone, through the same REST search (settings patched live).
+# Same-run baselines: each signal switched off, and each index alone, through the same REST
+# search (settings patched live).
 BASELINES = {
-    "hybrid without arrival neighbours": {"scoring.neighbour_weight": "0"},
+    "without arrival neighbours": {"scoring.neighbour_weight": "0"},
+    "neighbours without their evidence guard": {"search.neighbour_evidence_top": "0"},
+    "without graph proximity": {"scoring.graph_weight": "0"},
+    "without query expansion": {"search.query_expansion": "false"},
+    "without boosts (recency, usage, valence, tags, quality, goals)": {
+        "scoring.recency_weight": "0",
+        "scoring.frequency_weight": "0",
+        "scoring.usefulness_weight": "0",
+        "scoring.valence_weight": "0",
+        "scoring.tag_boost": "0",
+        "scoring.quality_weight": "0",
+        "scoring.goal_gated_weight": "0",
+    },
     "vector index alone (all-MiniLM-L6-v2)": {
         **_NO_BOOSTS,
         "scoring.vector_weight": "1",
@@ -66,6 +86,10 @@ BASELINES = {
         "scoring.fts_weight": "1",
     },
 }
+DEFAULTS = "Exocortex (hybrid RRF, defaults)"
+# The conversations the defaults were tuned on; the others are held out.
+TUNE_SAMPLES = ("conv-26", "conv-30")
+ORDERS = {"in-order": "turns in order", "shuffled": "turns shuffled"}
 SETTINGS_TTL_SECONDS = 6.0
 
 
@@ -82,6 +106,14 @@ class Stats:
 
     def count(self) -> int:
         return len(self.recalls[KS[0]])
+
+    @staticmethod
+    def merged(parts: list[Stats]) -> Stats:
+        out = Stats()
+        for part in parts:
+            for k, values in part.recalls.items():
+                out.recalls[k].extend(values)
+        return out
 
 
 def turn_content(turn: dict[str, Any]) -> str:
@@ -192,33 +224,50 @@ async def ask(
     await asyncio.gather(*(one(qa) for qa in sample["qa"]))
 
 
+# Per conversation: a configuration's recall on each sample_id.
+PerSample = dict[str, Stats]
+
+
+async def ask_all(
+    client: httpx.AsyncClient,
+    data: list[dict[str, Any]],
+    namespaces: dict[str, str],
+    memory_maps: dict[str, dict[str, set[str]]],
+) -> PerSample:
+    """Ask every question of every conversation once more, as the settings now stand."""
+    out: PerSample = {}
+    for sample in data:
+        sid = sample["sample_id"]
+        out[sid] = Stats()
+        await ask(
+            client,
+            sample,
+            namespaces[sid],
+            memory_maps[sid],
+            out[sid],
+            defaultdict(Stats),
+            [],
+            4,
+        )
+    return out
+
+
 async def baseline(
     client: httpx.AsyncClient,
     data: list[dict[str, Any]],
-    run_id: str,
-    memory_maps: dict[str, dict[str, set[str]]],
+    runs: dict[str, tuple[dict[str, str], dict[str, dict[str, set[str]]]]],
     patch: dict[str, str],
-) -> Stats:
-    """Ask every question again with `patch` applied to the live settings, then restore them."""
+) -> dict[str, PerSample]:
+    """Ask every question of every run (order → namespaces, memory maps) again with `patch`
+    applied to the live settings, then restore them."""
     before = (await client.get("/api/settings")).json()
     (await client.patch("/api/settings", json=patch)).raise_for_status()
     try:
         await asyncio.sleep(SETTINGS_TTL_SECONDS)
-        stats: Stats = Stats()
-        per_category: dict[int, Stats] = defaultdict(Stats)
-        for sample in data:
-            namespace = f"locomo-{run_id}-{sample['sample_id']}"
-            await ask(
-                client,
-                sample,
-                namespace,
-                memory_maps[sample["sample_id"]],
-                stats,
-                per_category,
-                [],
-                4,
-            )
-        return stats
+        return {
+            order: await ask_all(client, data, namespaces, maps)
+            for order, (namespaces, maps) in runs.items()
+        }
     finally:
         restore = {k: str(before[k]) for k in patch if k in before}
         (await client.patch("/api/settings", json=restore)).raise_for_status()
@@ -252,51 +301,82 @@ async def settings_snapshot(client: httpx.AsyncClient) -> dict[str, str]:
     return {k: str(v) for k, v in values.items() if k.startswith(("scoring.", "search."))}
 
 
+def _cells(stats: Stats, bold: bool = False) -> list[str]:
+    mark = "**" if bold else ""
+    return [f"{mark}{stats.mean(k):.1f}{mark}" for k in KS]
+
+
+def split_table(results: dict[str, PerSample], tune: set[str]) -> list[str]:
+    """One row per configuration: recall on every conversation, on the tuning ones and on the
+    held-out ones."""
+    head = " | ".join(f"r@{k}" for k in KS)
+    lines = [
+        f"| | {head} | {head} | {head} | questions |",
+        "|---|" + "---:|" * (3 * len(KS) + 1),
+    ]
+    for name, per_sample in results.items():
+        every = Stats.merged(list(per_sample.values()))
+        tuned = Stats.merged([v for k, v in per_sample.items() if k in tune])
+        held = Stats.merged([v for k, v in per_sample.items() if k not in tune])
+        bold = name == DEFAULTS
+        cells = _cells(every, bold) + _cells(tuned) + _cells(held)
+        label = f"**{name}**" if bold else name
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {every.count()} |")
+    return lines
+
+
 def report(
-    baselines: dict[str, Stats],
-    overall: Stats,
+    results: dict[str, dict[str, PerSample]],
     per_category: dict[int, Stats],
     store_ms: list[float],
     search_ms: list[float],
     settings: dict[str, str],
     samples: list[str],
+    tune: set[str],
     elapsed: float,
-    store_mode: str,
+    concurrency: int,
 ) -> str:
+    """``results``: order → configuration → per-conversation recall."""
+    held = [s for s in samples if s not in tune]
     lines = [
         "# LoCoMo retrieval benchmark",
         "",
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `make bench-locomo` "
-        f"(`tests/bench/locomo.py`), {elapsed:.0f} s. Conversations: {', '.join(samples)} "
-        f"({overall.count()} questions). Every turn stored and every question searched through "
-        "the REST API, one namespace per conversation; the metric is the data set's (evidence "
-        "turns among the top k; a question without evidence counts 1).",
+        f"(`tests/bench/locomo.py`), {elapsed:.0f} s. Conversations: {', '.join(samples)}. "
+        "Every turn stored and every question searched through the REST API, one namespace "
+        "per conversation and order; the metric is the data set's (evidence turns among the "
+        "top k; a question without evidence counts 1). Each row is the same stored data "
+        "searched again with one thing changed (settings patched live).",
         "",
-        "| | recall@5 | recall@10 | recall@25 | questions |",
-        "|---|---:|---:|---:|---:|",
-        "| **Exocortex (hybrid RRF, defaults)** | "
-        + " | ".join(f"**{overall.mean(k):.1f}**" for k in KS)
-        + f" | {overall.count()} |",
+        f"Splits: *tuned on* {', '.join(sorted(tune & set(samples))) or 'none of these'} (the "
+        "only conversations any default was chosen on); *held out* "
+        f"{', '.join(held) or 'none'}.",
     ]
-    for name, stats in baselines.items():
-        lines.append(
-            f"| {name}, same run | "
-            + " | ".join(f"{stats.mean(k):.1f}" for k in KS)
-            + f" | {stats.count()} |"
-        )
-    for name, refs in REFERENCE.items():
-        lines.append(
-            f"| {name}, LoCoMo paper (all 10 conversations) | "
-            + " | ".join(f"{v:.1f}" for v in refs)
-            + " | 1986 |"
-        )
+    for order, configs in results.items():
+        lines += [
+            "",
+            f"## {ORDERS[order].capitalize()}",
+            "",
+            "Columns: all conversations, tuned-on, held-out (recall@5/10/25 each).",
+            "",
+            *split_table(configs, tune),
+        ]
     lines += [
         "",
-        "Per category:",
+        "Reference (LoCoMo paper, all 10 conversations, 1986 questions):",
+        "",
+        "| | r@5 | r@10 | r@25 |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| {name} | " + " | ".join(f"{v:.1f}" for v in refs) + " |"
+            for name, refs in REFERENCE.items()
+        ),
+        "",
+        f"Per category ({ORDERS[next(iter(results))]}, defaults, all conversations):",
         "",
         "| category | recall@5 | recall@10 | recall@25 | questions |",
+        "|---|---:|---:|---:|---:|",
     ]
-    lines.append("|---|---:|---:|---:|---:|")
     for cat in sorted(per_category):
         s = per_category[cat]
         lines.append(
@@ -310,7 +390,7 @@ def report(
         "",
         "| | p50 ms | p95 ms | n |",
         "|---|---:|---:|---:|",
-        f"| store ({store_mode}) | "
+        f"| store ({concurrency} at a time) | "
         f"{statistics.median(store_ms):.1f} | "
         f"{percentile(store_ms, 95):.1f} | {len(store_ms)} |",
         f"| search, limit 25 (4 concurrent) | {statistics.median(search_ms):.1f} | "
@@ -336,13 +416,25 @@ async def main() -> None:
         help=f"the LoCoMo JSON file (default: ${DATA_ENV})",
     )
     parser.add_argument("--samples", nargs="*", help="only these sample_ids")
+    parser.add_argument(
+        "--tune-samples",
+        nargs="*",
+        default=list(TUNE_SAMPLES),
+        help="the sample_ids defaults may be tuned on; the rest are reported as held out",
+    )
     # Turns are stored one after another, as a conversation happens; more at once interleaves
     # them (arrival order is a search signal, see docs/retrieval.md).
     parser.add_argument("--concurrency", type=int, default=1, help="stores at once")
     parser.add_argument(
+        "--order",
+        choices=("in-order", "shuffled", "both"),
+        default="both",
+        help="store each conversation's turns in order, in a random (seeded) order, or both",
+    )
+    parser.add_argument(
         "--shuffle",
         action="store_true",
-        help="store each conversation's turns in a random order (arrival order without meaning)",
+        help="the same as --order shuffled (arrival order without meaning)",
     )
     parser.add_argument("--out", type=Path, default=REPORT)
     parser.add_argument("--json", type=Path, help="also write raw numbers here")
@@ -355,43 +447,69 @@ async def main() -> None:
     data = json.loads(args.data.read_text())
     if args.samples:
         data = [d for d in data if d["sample_id"] in set(args.samples)]
+    order_arg = "shuffled" if args.shuffle else args.order
+    orders = list(ORDERS) if order_arg == "both" else [order_arg]
+    tune = set(args.tune_samples)
     run_id = args.reuse or uuid.uuid4().hex[:8]
-    overall: Stats = Stats()
     per_category: dict[int, Stats] = defaultdict(Stats)
     store_ms: list[float] = []
     search_ms: list[float] = []
-    memory_maps: dict[str, dict[str, set[str]]] = {}
+    results: dict[str, dict[str, PerSample]] = {order: {} for order in orders}
+    runs: dict[str, tuple[dict[str, str], dict[str, dict[str, set[str]]]]] = {}
     started = time.perf_counter()
     with running_stack(args.url) as url:
         async with httpx.AsyncClient(base_url=url, timeout=120.0) as client:
-            for sample in data:
-                namespace = f"locomo-{run_id}-{sample['sample_id']}"
-                by_id = await store_conversation(
-                    client, sample, namespace, args.concurrency, store_ms, args.shuffle
-                )
-                memory_maps[sample["sample_id"]] = by_id
-                await ask(client, sample, namespace, by_id, overall, per_category, search_ms, 4)
-                print(
-                    f"{sample['sample_id']}: {len(by_id)} memories, recall@10 so far "
-                    f"{overall.mean(10):.1f}",
-                    flush=True,
-                )
+            for order in orders:
+                namespaces: dict[str, str] = {}
+                maps: dict[str, dict[str, set[str]]] = {}
+                defaults: PerSample = {}
+                first = order == orders[0]
+                for sample in data:
+                    sid = sample["sample_id"]
+                    namespaces[sid] = f"locomo-{run_id}-{order}-{sid}"
+                    maps[sid] = await store_conversation(
+                        client,
+                        sample,
+                        namespaces[sid],
+                        args.concurrency,
+                        store_ms if first else [],
+                        shuffle=order == "shuffled",
+                    )
+                    defaults[sid] = Stats()
+                    await ask(
+                        client,
+                        sample,
+                        namespaces[sid],
+                        maps[sid],
+                        defaults[sid],
+                        per_category if first else defaultdict(Stats),
+                        search_ms if first else [],
+                        4,
+                    )
+                    print(
+                        f"{order} {sid}: {len(maps[sid])} memories, recall@10 "
+                        f"{defaults[sid].mean(10):.1f}",
+                        flush=True,
+                    )
+                results[order][DEFAULTS] = defaults
+                runs[order] = (namespaces, maps)
             settings = await settings_snapshot(client)
-            baselines: dict[str, Stats] = {}
             if not args.no_baselines:
                 for name, patch in BASELINES.items():
-                    baselines[name] = await baseline(client, data, run_id, memory_maps, patch)
+                    for order, per_sample in (await baseline(client, data, runs, patch)).items():
+                        results[order][name] = per_sample
+                    print(f"baseline done: {name}", flush=True)
     elapsed = time.perf_counter() - started
     text = report(
-        baselines,
-        overall,
+        results,
         per_category,
         store_ms,
         search_ms,
         settings,
         [d["sample_id"] for d in data],
+        tune,
         elapsed,
-        f"{args.concurrency} at a time, turns {'shuffled' if args.shuffle else 'in order'}",
+        args.concurrency,
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
@@ -400,10 +518,11 @@ async def main() -> None:
         args.json.write_text(
             json.dumps(
                 {
-                    "overall": {k: overall.mean(k) for k in KS},
-                    "per_category": {
-                        c: {k: s.mean(k) for k in KS} for c, s in per_category.items()
-                    },
+                    order: {
+                        name: {sid: {k: st.mean(k) for k in KS} for sid, st in per_sample.items()}
+                        for name, per_sample in configs.items()
+                    }
+                    for order, configs in results.items()
                 }
             )
         )
