@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, cast
 
 import grpc
+import psycopg
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import Counter, Histogram
 
@@ -65,6 +66,17 @@ class _ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             except grpc.aio.AbortError:
                 code = "ABORTED"
                 raise
+            except psycopg.OperationalError as exc:
+                if _database_away(exc):
+                    log.warning("database unreachable during rpc", method=method, error=str(exc))
+                    status, message, trailers = to_status(
+                        Unavailable("the database is not reachable; try again shortly")
+                    )
+                    code = status.name
+                    await context.abort(status, message, trailers)
+                code = "INTERNAL"
+                log.exception("unhandled error in rpc", method=method)
+                await context.abort(grpc.StatusCode.INTERNAL, f"internal error in {service}")
             except Exception:
                 code = "INTERNAL"
                 log.exception("unhandled error in rpc", method=method)
@@ -81,6 +93,15 @@ class _ServerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+def _database_away(exc: psycopg.OperationalError) -> bool:
+    """A connection refused, lost or not yet accepted (Postgres restarting after a crash) or
+    none free in time: the same call succeeds once it is back, so the caller is told to retry
+    (UNAVAILABLE) rather than that the service failed (INTERNAL)."""
+    # No SQLSTATE: the client's own connection errors and pool timeouts. 57P: the server is
+    # shutting down, crashed, or still starting.
+    return exc.sqlstate is None or exc.sqlstate.startswith("57P")
 
 
 def _scope_of(metadata: dict[str, Any]) -> frozenset[str] | None:
