@@ -4,7 +4,6 @@ quality and goal relevance and shows both."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -15,20 +14,20 @@ import pytest
 
 from exocortex.testing.rest import search, store, stored, wait_enriched
 
-SETTINGS_TTL_SECONDS = 6.0
-
 
 @pytest.fixture
 async def no_auto_tags(api: httpx.AsyncClient) -> AsyncIterator[None]:
+    """Auto-tagging switched off, with no wait: the write path applies a settings change from
+    the next store on."""
     before = (await api.get("/api/settings")).json()["auto_tagging.enabled"]
+    # A store just before, so the write path holds the old settings when they change.
+    await stored(api, content="Warm-up note about Python builds.", namespace="t-warm-up")
     reply = await api.patch("/api/settings", json={"auto_tagging.enabled": "false"})
     assert reply.status_code == 200, reply.text
-    await asyncio.sleep(SETTINGS_TTL_SECONDS)
     try:
         yield
     finally:
         await api.patch("/api/settings", json={"auto_tagging.enabled": str(before)})
-        await asyncio.sleep(SETTINGS_TTL_SECONDS)
 
 
 CONTENT = "Fixed a Python bug in the deploy script: the Docker build cached a stale config."

@@ -23,6 +23,10 @@ class SettingsCache:
         self._values: dict[str, str] = {}
         self._loaded_at = 0.0
 
+    def invalidate(self) -> None:
+        """Read the table again on the next ``get`` (the process that wrote it knows at once)."""
+        self._loaded_at = float("-inf")
+
     async def get(self) -> dict[str, str]:
         if time.monotonic() - self._loaded_at > self._ttl:
             async with self._pool.connection() as conn:

@@ -7,7 +7,7 @@ need not be the gateway. One bad value would otherwise break every later read of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.db.settings_store import load_settings, upsert_settings
@@ -26,8 +26,11 @@ def check_setting(key: str, value: str) -> None:
 
 
 class AdminService:
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, on_change: Callable[[], None] | None = None) -> None:
         self._pool = pool
+        # Told after an update: the write path in this process applies new settings from the
+        # next store on (other processes within their cache's few seconds).
+        self._on_change = on_change
 
     async def settings(self) -> dict[str, str]:
         async with self._pool.connection() as conn:
@@ -41,6 +44,8 @@ class AdminService:
         async with self._pool.connection() as conn:
             async with conn.transaction():
                 await upsert_settings(conn, dict(values))
+            if self._on_change is not None:
+                self._on_change()
             return await load_settings(conn)
 
     async def namespaces(

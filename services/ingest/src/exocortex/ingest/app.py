@@ -44,11 +44,12 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         except Exception as exc:  # NATS may come later; the relay retries.
             log.warning("could not declare the event stream yet", error=str(exc))
 
+        settings_cache = SettingsCache(pool)
         service = IngestService(
             pool,
             EmbeddingClient(channel),
             RetrievalClient(retrieval_channel, timeout=settings.nearest_timeout_seconds),
-            SettingsCache(pool),
+            settings_cache,
             max_content_chars=settings.max_content_chars,
             default_attribution=settings.default_attribution(),
         )
@@ -63,7 +64,9 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
 
         ingest_servicer = IngestServicer(service, relay, import_root=settings.import_root)
         server.register(ingest_pb2_grpc.add_IngestServicer_to_server, ingest_servicer)
-        extra_services = register_admin_services(server, pool, ingest_servicer.StoreMemory)
+        extra_services = register_admin_services(
+            server, pool, ingest_servicer.StoreMemory, settings_cache.invalidate
+        )
         serve_metrics(settings.metrics_port, settings.metrics_host)
         await server.start(["exocortex.v1.Ingest", *extra_services])
         await stop.wait()
