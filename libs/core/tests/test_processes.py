@@ -1,5 +1,6 @@
 """A killed server that nobody has reaped yet is dead to a supervisor: treating the zombie as
-alive made a restart adopt it and wait for a port that never opened."""
+alive made a restart adopt it and wait for a port that never opened. Postgres itself refuses to
+start while it lingers, so a restart waits for it to be reaped."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
+from exocortex.core.runtime.postgres import EmbeddedPostgres
 from exocortex.core.runtime.processes import process_alive
 
 
@@ -30,3 +34,22 @@ def test_a_killed_unreaped_process_is_not_alive() -> None:
         child.kill()
         child.wait()
     assert not process_alive(child.pid)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_postgres_waits_until_its_killed_predecessor_is_reaped(tmp_path: Path) -> None:
+    # Postgres will not start while the pid in its lock file exists, zombie or not.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    data_dir = tmp_path / "postgres"
+    data_dir.mkdir()
+    (data_dir / "postmaster.pid").write_text(f"{child.pid}\n{data_dir}\n")
+    os.kill(child.pid, signal.SIGKILL)
+    reaper = threading.Timer(0.5, child.wait)
+    reaper.start()
+    started = time.monotonic()
+    try:
+        EmbeddedPostgres(data_dir, port=5432)._wait_for_unreaped_server(timeout=10)
+    finally:
+        reaper.join()
+    waited = time.monotonic() - started
+    assert 0.4 < waited < 5, f"returned after {waited:.1f}s"

@@ -26,6 +26,7 @@ import pwd
 import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -42,6 +43,9 @@ _log = logging.getLogger(__name__)
 
 SUPERUSER = "postgres"
 """The database superuser created by initdb; it signs in with the generated password."""
+
+# How long a start waits for a killed server (a zombie) to be reaped before trying anyway.
+UNREAPED_WAIT_SECONDS = 10.0
 
 AUTH_METHOD = "scram-sha-256"
 
@@ -166,6 +170,7 @@ class EmbeddedPostgres:
                 self._require_passwords()
             if self._port is None:
                 self._port = free_port(self.host)
+            self._wait_for_unreaped_server()
             self._write_config()
             self._pg_ctl(
                 ["start", "-w", "-t", str(int(self.start_timeout)), "-l", str(self.log_file)],
@@ -392,6 +397,21 @@ class EmbeddedPostgres:
         _log.info("adopting the postgres server already running on %s (pid %d)", self.data_dir, pid)
         self._port = port
         return True
+
+    def _wait_for_unreaped_server(self, timeout: float = UNREAPED_WAIT_SECONDS) -> None:
+        """A killed server lingers as a zombie until whoever inherited it (it is not our child:
+        pg_ctl started it) reaps it, and postgres refuses to start while the pid in its lock file
+        exists. Wait for it to go: starting at once would fail and count as another crash."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                pid = int((self.data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
+                os.kill(pid, 0)
+            except (OSError, ValueError):
+                return  # no lock file, or nothing left with its pid
+            if process_alive(pid):
+                return  # a live server; start() adopts those, so this is not one of ours
+            time.sleep(0.1)
 
     def _prepare_data_dir(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
