@@ -82,13 +82,13 @@ async def test_a_path_over_rest_is_refused_without_an_import_folder(
         reply = await keyed.admin.post(
             "/api/memories/ingest", json={"files": [{"path": path}], "namespace": keyed.a}
         )
-        assert reply.status_code == 422, (path, reply.text)
+        assert reply.status_code == 400, (path, reply.text)
         assert "send the document's text as `content`" in reply.json()["detail"]
         assert reply.json()["field"] == "files.0.path"
         digest = await keyed.admin.post(
             "/api/memories/digest-session", json={"transcript_path": path, "namespace": keyed.a}
         )
-        assert digest.status_code == 422, (path, digest.text)
+        assert digest.status_code == 400, (path, digest.text)
         assert "`transcript`" in digest.json()["detail"]
     # The old shape (a path naming sent content) is refused too, not read as a path.
     mixed = await keyed.admin.post(
@@ -248,11 +248,11 @@ async def test_the_import_folder_serves_its_own_files_and_nothing_else(
     # Escapes the gateway sees in the text of the path.
     for path in [*ESCAPES, str(folders.outside / "secret.md"), "notes/*/x.md"]:
         reply = await _ingest(rooted, namespace, path)
-        assert reply.status_code == 422, (path, reply.text)
+        assert reply.status_code == 400, (path, reply.text)
         digest = await rooted.post(
             "/api/memories/digest-session", json={"transcript_path": path, "namespace": namespace}
         )
-        assert digest.status_code == 422, (path, digest.text)
+        assert digest.status_code == 400, (path, digest.text)
     # Escapes only the file system knows of: symbolic links, found by ingest after resolving.
     for path in ["links/leak.md", "links/passwd.md", "links/*.md", "escape/secret.md"]:
         reply = await _ingest(rooted, namespace, path)

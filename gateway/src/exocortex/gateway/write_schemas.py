@@ -143,7 +143,7 @@ class MarkdownFile(Strict):
         min_length=1,
         max_length=4096,
         description="A file in the server's import folder (`EXO_IMPORT_ROOT`), relative to it; "
-        "`*` and `?` in the file name part match several files. Refused (422) when the "
+        "`*` and `?` in the file name part match several files. Refused (400) when the "
         "server has no import folder: send `content` instead.",
     )
 
@@ -195,7 +195,7 @@ class DigestRequest(Strict):
         min_length=1,
         max_length=4096,
         description="A transcript in the server's import folder (`EXO_IMPORT_ROOT`), relative to "
-        "it. Refused (422) when the server has no import folder: send `transcript` instead.",
+        "it. Refused (400) when the server has no import folder: send `transcript` instead.",
     )
     namespace: str = Field(default="default", min_length=1, max_length=128)
     tags: list[str] = Field(default_factory=list, max_length=50)

@@ -201,11 +201,11 @@ def _check_import_path(
     """A path a request names: refused unless the operator set an import folder and the path
     stays inside it. Ingest, which reads the file, checks again after resolving links."""
     if root is None:
-        raise HTTPException(422, {"detail": refusal, "field": field})
+        raise HTTPException(400, {"detail": refusal, "field": field})
     try:
         relative_import_path(root, raw, field=field)
     except InvalidArgument as exc:
-        raise HTTPException(422, {"detail": exc.message, "field": field}) from exc
+        raise HTTPException(400, {"detail": exc.message, "field": field}) from exc
 
 
 @router.post("/ingest", response_model=IngestResponse)
@@ -255,7 +255,7 @@ async def digest_session(body: DigestRequest, backends: BackendsDep) -> dict[str
     if body.transcript_path is not None:
         if body.transcript is not None:
             raise HTTPException(
-                422, {"detail": "give `transcript` or `transcript_path`, not both", "field": ""}
+                400, {"detail": "give `transcript` or `transcript_path`, not both", "field": ""}
             )
         _check_import_path(
             backends.settings.import_root, body.transcript_path, "transcript_path", SEND_TRANSCRIPT
