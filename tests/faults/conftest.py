@@ -3,10 +3,12 @@ killed here is found and started again by the same code that looks after a user'
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,13 @@ def supervised(stack: Stack) -> Iterator[Supervisor]:
 def supervise() -> Callable[[Stack], AbstractContextManager[Supervisor]]:
     """``supervise(stack)``: run ``exo up``'s supervision loop while the block runs."""
     return supervised
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """A stack's data directory, outside pytest's temporary root. Run as root, embedded
+    Postgres runs as its own account, which must be able to reach its data directory; a pytest
+    run started meanwhile resets that root to mode 0700, and the server's own ``pg_ctl`` could
+    then no longer reach it."""
+    with tempfile.TemporaryDirectory(prefix="exo-faults-", ignore_cleanup_errors=True) as parent:
+        yield Path(parent) / "data"

@@ -229,12 +229,12 @@ class Healed:
 
 
 def test_every_part_killed_under_load_loses_nothing_acknowledged(
-    tmp_path: Path, supervise: Supervise
+    data_dir: Path, supervise: Supervise
 ) -> None:
     # Durable commits, as `exo up` runs it. Without them (the test-only mode also turns off
     # synchronous_commit) a store acknowledged just before the kill is lost with Postgres.
     config = StackConfig.with_free_ports(
-        tmp_path / "data", postgres_fsync=True, extra_env={"EXO_STORE_WAIT_MS": "1000"}
+        data_dir, postgres_fsync=True, extra_env={"EXO_STORE_WAIT_MS": "1000"}
     )
     healed: list[Healed] = []
     with (

@@ -63,10 +63,10 @@ def _store(client: httpx.Client, content: str) -> dict[str, object]:
 
 
 def test_killed_nats_is_restarted_and_the_stack_catches_up(
-    tmp_path: Path, supervise: Supervise
+    data_dir: Path, supervise: Supervise
 ) -> None:
     config = StackConfig.with_free_ports(
-        tmp_path / "data", postgres_fsync=False, extra_env={"EXO_STORE_WAIT_MS": "1000"}
+        data_dir, postgres_fsync=False, extra_env={"EXO_STORE_WAIT_MS": "1000"}
     )
     with (
         Stack(config, on_event=print) as stack,

@@ -42,11 +42,11 @@ def _grpc_health(addr: str) -> str:
 
 
 def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
-    tmp_path: Path, supervise: Supervise
+    data_dir: Path, supervise: Supervise
 ) -> None:
     # Durable commits, as `exo up` runs it: an acknowledged store must survive the crash.
     config = StackConfig.with_free_ports(
-        tmp_path / "data", postgres_fsync=True, extra_env={"EXO_STORE_WAIT_MS": "1000"}
+        data_dir, postgres_fsync=True, extra_env={"EXO_STORE_WAIT_MS": "1000"}
     )
     with (
         Stack(config, on_event=print) as stack,
