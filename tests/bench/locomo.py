@@ -63,7 +63,7 @@ _NO_BOOSTS = {
 # search (settings patched live).
 BASELINES = {
     "without arrival neighbours": {"scoring.neighbour_weight": "0"},
-    "neighbours without their evidence guard": {"search.neighbour_evidence_top": "0"},
+    "neighbours without their coherence guard": {"search.neighbour_coherence_full": "0"},
     "without graph proximity": {"scoring.graph_weight": "0"},
     "without query expansion": {"search.query_expansion": "false"},
     "without boosts (recency, usage, valence, tags, quality, goals)": {

@@ -1,13 +1,16 @@
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
+
+from exocortex.core.domain.vectors import Vector
 from exocortex.core.indexes.base import IndexFilter
 from exocortex.retrieval.neighbours import (
     CEILING,
     Credit,
     NeighbourSettings,
     bonuses,
-    evidence,
+    coherence,
     lifted,
     passes,
 )
@@ -48,27 +51,12 @@ def test_a_neighbour_never_overtakes_the_seed_that_lifts_it() -> None:
     assert lifted(0.12, credit) == 0.12  # already above on its own: credit never lowers
 
 
-def test_evidence_is_zero_at_chance_and_grows_with_clustered_hits() -> None:
-    top = ["a", "b", "c", "d"]
-    # Every top hit has another beside it, in a namespace of 1000: arrival order means a lot.
-    clustered = {"a": [("b", 1)], "b": [("a", 1)], "c": [("d", 1)], "d": [("c", 1)]}
-    assert evidence(clustered, top, 1000) > 0.95
-    # None does: nothing to go on.
-    scattered = {m: [("x" + m, 1), ("y" + m, 1)] for m in top}
-    assert evidence(scattered, top, 1000) == 0.0
-    # The top hits are the whole namespace: every neighbour is a top hit by necessity.
-    assert evidence(clustered, top, 4) == 0.0
-    # Half of them clustered, in a namespace where chance is small: about half the weight.
-    half = {"a": [("b", 1)], "b": [("a", 1)], "c": [("z", 1)], "d": [("y", 1)]}
-    assert 0.45 < evidence(half, top, 1000) < 0.5
-
-
 def test_settings_are_bounded_and_zero_weight_disables() -> None:
     cfg = NeighbourSettings.from_settings({"search.neighbour_window": "99"})
     assert cfg.window == 10
     assert cfg.weight == 0.3
     assert cfg.max_gap == timedelta(minutes=30)
-    assert cfg.evidence_top == 10
+    assert cfg.coherence_full == 0.02
     assert not NeighbourSettings.from_settings({"scoring.neighbour_weight": "0"}).enabled
     assert NeighbourSettings.from_settings({"scoring.neighbour_weight": "x"}).weight == 0.3
 
@@ -120,3 +108,55 @@ def test_the_window_matches_the_ulid_library() -> None:
         low = max(0, seed.milliseconds - span) << 80
         high = ((seed.milliseconds + span + 1) << 80) - 1
         assert _id_window(str(seed), gap) == (str(ULID.from_int(low)), str(ULID.from_int(high)))
+
+
+def _unit(*values: float) -> Vector:
+    vector = np.array(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def test_coherence_is_positive_only_when_neighbours_go_on_with_their_seeds_subject() -> None:
+    rng = np.random.default_rng(7)
+    topics = [_unit(*rng.normal(size=16)) for _ in range(6)]
+    vecs: dict[str, Vector] = {}
+    found: dict[str, list[tuple[str, int]]] = {}
+    for t, topic in enumerate(topics):
+        vecs[f"s{t}"] = topic
+        found[f"s{t}"] = []
+        for d in (1, 2):
+            vecs[f"n{t}{d}"] = _unit(*(topic + 0.3 * rng.normal(size=16)))
+            found[f"s{t}"].append((f"n{t}{d}", d))
+    # Each neighbour carries on with its seed's subject: clearly coherent.
+    assert coherence(found, vecs).overall > 0.3
+    # The same neighbours shuffled among the seeds: nothing to tell apart from chance.
+    names = [n for near in found.values() for n, _ in near]
+    order = rng.permutation(len(names))
+    shuffled = {
+        seed: [(names[order[2 * i + j]], j + 1) for j in range(2)] for i, seed in enumerate(found)
+    }
+    assert coherence(shuffled, vecs).overall < 0.05
+    assert coherence({"s0": found["s0"]}, vecs).overall == 0.0  # one seed: no comparison
+
+
+def test_one_coherent_seed_among_unrelated_ones_is_found_on_its_own() -> None:
+    rng = np.random.default_rng(11)
+    vecs: dict[str, Vector] = {}
+    found: dict[str, list[tuple[str, int]]] = {}
+    for t in range(12):
+        vecs[f"s{t}"] = _unit(*rng.normal(size=16))
+        found[f"s{t}"] = []
+        for d in (1, 2):
+            # Seed 0 is a conversation's turn; the others are notes beside unrelated notes.
+            base = vecs["s0"] if t == 0 else _unit(*rng.normal(size=16))
+            vecs[f"n{t}{d}"] = _unit(*(base + 0.3 * rng.normal(size=16)))
+            found[f"s{t}"].append((f"n{t}{d}", d))
+    alike = coherence(found, vecs).per_seed
+    assert alike["s0"] > 0.3
+    assert max(alike[f"s{t}"] for t in range(1, 12)) < 0.1
+
+
+def test_a_seed_without_share_passes_nothing() -> None:
+    found = {"a": [("n", 1)], "b": [("m", 1)]}
+    got = bonuses(found, {"a": 0.2, "b": 0.2}, weight=0.5, shares={"a": 0.5})
+    assert set(got) == {"n"}
+    assert got["n"].value == 0.5 * 0.5 * 0.2

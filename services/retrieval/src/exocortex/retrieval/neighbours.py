@@ -16,15 +16,15 @@ when both carry one. Memories stored in one import keep their order (it hands ou
 Two guards keep the signal from doing harm where arrival order means nothing (unrelated notes
 stored one after another, turns imported in no particular order):
 
-* **Evidence.** Arrival order is worth something only when memories about one subject were
-  stored together. The best ``search.neighbour_evidence_top`` candidates of the indexes show
-  whether they were: in a conversation or a working session the hits on a subject sit next to
-  each other, while in a stream of unrelated notes they sit next to each other only as often as
-  chance has it (the share of the namespace they make up). The weight is scaled by how far the
-  observed share of top hits with another top hit beside them exceeds that chance level
-  (``evidence``; beyond one standard error of chance, as the top hits are a small sample): 0 at
-  or below chance, the full weight when every top hit has one. When the top hits are most of
-  the namespace, nothing can be told apart from chance, and neighbours pass nothing.
+* **Coherence.** Arrival order is worth something only where the memory stored next goes on
+  with the same subject, as turns of a conversation and notes of a working session do. The
+  stored vectors tell: across the seeds, the cosine between a seed and the memories stored
+  beside it is compared with the cosine between that seed and the memories stored beside the
+  other seeds (``coherence``): pooled over the seeds, less one standard error of the
+  difference, and for each seed alone, less two (a few pairs only), the larger counting for
+  that seed. In a stream of unrelated notes, or turns stored in no particular order, the two
+  are alike and a seed passes nothing; its share grows with the difference and is whole from
+  ``search.neighbour_coherence_full`` (0.02) on.
 * **Never past the seed.** A neighbour's credit lifts it at most to just below the best seed
   that credits it (``CEILING`` of that seed's own fused score): the memory the indexes found
   stays ahead of the memories that are there only for being stored beside it.
@@ -38,9 +38,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from psycopg import AsyncConnection
 
 from exocortex.core.db.arrays import TextArray
+from exocortex.core.domain.vectors import Vector, from_bytes
 from exocortex.core.indexes.base import IndexFilter
 
 Row = dict[str, Any]
@@ -138,10 +140,9 @@ class NeighbourSettings:
     weight: float = 0.3
     window: int = 2
     max_gap: timedelta = timedelta(minutes=30)
-    # Top candidates the evidence is read from (0: no evidence asked, the full weight always).
-    evidence_top: int = 10
-    # The evidence from which on the full weight applies (below it, the weight in proportion).
-    evidence_full: float = 0.2
+    # The coherence from which on the full weight applies, below it the weight in proportion
+    # (0: no coherence asked, the full weight always).
+    coherence_full: float = 0.02
 
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> NeighbourSettings:
@@ -149,8 +150,7 @@ class NeighbourSettings:
             weight=max(0.0, _float(s, "scoring.neighbour_weight", 0.3)),
             window=max(0, min(10, int(_float(s, "search.neighbour_window", 2)))),
             max_gap=timedelta(minutes=max(0.0, _float(s, "search.neighbour_max_gap_minutes", 30))),
-            evidence_top=max(0, min(20, int(_float(s, "search.neighbour_evidence_top", 10)))),
-            evidence_full=max(0.01, min(1.0, _float(s, "search.neighbour_evidence_full", 0.2))),
+            coherence_full=max(0.0, min(1.0, _float(s, "search.neighbour_coherence_full", 0.02))),
         )
 
     @property
@@ -187,33 +187,84 @@ async def around(
     return out
 
 
-def evidence(found: Mapping[str, list[tuple[str, int]]], top: Sequence[str], roots: int) -> float:
-    """How much arrival order says about this search, 0..1: the share of the ``top`` candidates
-    with another top candidate among their arrival neighbours, above the share chance gives
-    (``roots`` memories in the namespace, of which the top ones are a random pick), as a
-    fraction of the room above chance. 0 when the top candidates are most of the namespace."""
-    chosen = set(top)
-    if len(chosen) < 2 or roots <= len(chosen):
+_VECTORS_SQL = """
+SELECT id, embedding FROM memories WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL
+"""
+
+
+async def vectors(conn: AsyncConnection[Row], found: Found) -> dict[str, Vector]:
+    """Unit vectors of the seeds and their neighbours, for ``coherence``."""
+    ids = {i for seed, near in found.items() for i in (seed, *(n for n, _ in near))}
+    if not ids:
+        return {}
+    cur = await conn.execute(_VECTORS_SQL, {"ids": TextArray(ids)})
+    out: dict[str, Vector] = {}
+    for row in await cur.fetchall():
+        vector = from_bytes(row["embedding"])
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            out[row["id"]] = vector / norm
+    return out
+
+
+@dataclass(frozen=True)
+class Coherence:
+    """How much more alike seeds are to the memories stored beside them than to those stored
+    beside the other seeds (cosines): over all the seeds, and for each seed on its own."""
+
+    overall: float
+    per_seed: dict[str, float]
+
+    def of(self, seed: str) -> float:
+        return max(self.overall, self.per_seed.get(seed, 0.0))
+
+
+# Standard errors the difference must exceed to count: pooled over every seed, and for one seed
+# alone (a few pairs, so held to more).
+_OVERALL_ERRORS, _SEED_ERRORS = 1.0, 2.0
+
+
+def _excess(adjacent: Vector, other: Vector, errors: float, spread: float | None = None) -> float:
+    """The difference of the means less ``errors`` standard errors; ``spread`` is the variance
+    to assume for both (a seed's two or four pairs cannot estimate their own)."""
+    if adjacent.size < 1 or other.size < 2 or (spread is None and adjacent.size < 2):
         return 0.0
-    # The chance that a given other memory is one of the top candidates.
-    share = (len(chosen) - 1) / (roots - 1)
-    seen = observed = expected = 0.0
-    for memory_id in chosen:
-        near = found.get(memory_id)
-        if not near:
-            continue  # nothing stored beside it in its stretch of work: no say either way
-        seen += 1
-        observed += any(other in chosen for other, _ in near)
-        expected += 1.0 - (1.0 - share) ** len(near)
-    if not seen:
-        return 0.0
-    observed, expected = observed / seen, expected / seen
-    if expected >= 1.0:
-        return 0.0
-    # A handful of top hits is a small sample: only the excess beyond one standard error of
-    # the chance share counts, so a stream of unrelated notes does not earn credit by luck.
-    noise = math.sqrt(expected * (1.0 - expected) / seen)
-    return max(0.0, min(1.0, (observed - expected - noise) / (1.0 - expected)))
+    var_adjacent = spread if spread is not None else float(adjacent.var(ddof=1))
+    var_other = spread if spread is not None else float(other.var(ddof=1))
+    error = math.sqrt(var_adjacent / adjacent.size + var_other / other.size)
+    return max(0.0, float(adjacent.mean() - other.mean()) - errors * error)
+
+
+def coherence(found: Mapping[str, list[tuple[str, int]]], vecs: Mapping[str, Vector]) -> Coherence:
+    """The mean cosine between seeds and the memories stored beside them less the mean cosine
+    between seeds and the memories stored beside the other seeds, less its standard errors. In a
+    conversation or a working session the next memory goes on with the same subject; in a
+    stream of unrelated notes it is as alike as any other. Pooled over the seeds it tells a
+    namespace of conversations from one of unrelated notes; per seed it finds one conversation
+    among unrelated notes. 0 when nothing tells them apart."""
+    seeds = [s for s in found if s in vecs]
+    near_ids = sorted({n for s in seeds for n, _ in found[s] if n in vecs})
+    if len(seeds) < 2 or len(near_ids) < 2:
+        return Coherence(0.0, {})
+    column = {n: i for i, n in enumerate(near_ids)}
+    sims = np.stack([vecs[s] for s in seeds]) @ np.stack([vecs[n] for n in near_ids]).T
+    beside = np.zeros(sims.shape, dtype=bool)
+    itself = np.zeros(sims.shape, dtype=bool)
+    for row, seed in enumerate(seeds):
+        for memory_id, _ in found[seed]:
+            if memory_id in column:
+                beside[row, column[memory_id]] = True
+        if seed in column:
+            itself[row, column[seed]] = True
+    other = ~beside & ~itself
+    if other.sum() < 2:
+        return Coherence(0.0, {})
+    spread = float(sims[other].var(ddof=1))
+    per_seed = {
+        seed: _excess(sims[row][beside[row]], sims[row][other[row]], _SEED_ERRORS, spread)
+        for row, seed in enumerate(seeds)
+    }
+    return Coherence(_excess(sims[beside], sims[other], _OVERALL_ERRORS), per_seed)
 
 
 @dataclass
@@ -225,18 +276,23 @@ class Credit:
 
 
 def bonuses(
-    found: Mapping[str, list[tuple[str, int]]], seed_scores: Mapping[str, float], weight: float
+    found: Mapping[str, list[tuple[str, int]]],
+    seed_scores: Mapping[str, float],
+    weight: float,
+    shares: Mapping[str, float] | None = None,
 ) -> dict[str, Credit]:
-    """Neighbour id → the score its seeds pass on (weight × seed score ÷ distance, summed), and
-    its ceiling (``CEILING`` × the best crediting seed's score)."""
+    """Neighbour id → the score its seeds pass on (weight × the seed's share × its score ÷
+    distance, summed; a seed not in ``shares`` passes nothing, all pass in full without them),
+    and its ceiling (``CEILING`` × the best crediting seed's score)."""
     out: dict[str, Credit] = {}
     for seed, neighbours in found.items():
         score = seed_scores.get(seed)
-        if not score:
+        share = 1.0 if shares is None else shares.get(seed, 0.0)
+        if not score or share <= 0:
             continue
         for memory_id, distance in neighbours:
             credit = out.setdefault(memory_id, Credit())
-            credit.value += weight * score / max(1, distance)
+            credit.value += weight * share * score / max(1, distance)
             credit.ceiling = max(credit.ceiling, CEILING * score)
     return out
 

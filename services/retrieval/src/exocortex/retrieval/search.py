@@ -172,11 +172,10 @@ class SearchService:
         self._min_candidates = min_candidates
         # Agents repeat queries a lot; a cached query vector saves the embedding round trip.
         self._query_vectors: LruCache[str, Vector] = LruCache(query_cache_size)
-        # The namespace's highest access count normalises frequency and its size is the chance
-        # level of the neighbours' evidence; both move slowly. Keyed by namespace; None is
-        # every namespace.
-        self._counts: TtlCache[str | None, graph.NamespaceCounts] = TtlCache(ttl_seconds=60.0)
-        self._counts_refreshing: set[str | None] = set()
+        # The namespace's highest access count normalises frequency; it moves slowly. Keyed by
+        # namespace; None is every namespace.
+        self._max_access: TtlCache[str | None, int] = TtlCache(ttl_seconds=60.0)
+        self._max_access_refreshing: set[str | None] = set()
         self._background: set[asyncio.Task[None]] = set()
         self.listener = listener
         # Searches running and recently ended, for background work to wait on (see priority).
@@ -272,11 +271,11 @@ class SearchService:
         want_graph = cfg.graph_weight > 0 and bool(ids)
         near_cfg = neighbours.NeighbourSettings.from_settings(settings)
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
-        rows, proximity, near, counts = await asyncio.gather(
+        rows, proximity, (near, near_vectors), max_access = await asyncio.gather(
             self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
             self._around(namespace, ids, near_cfg) if want_near else _no_neighbours(),
-            self._namespace_counts(namespace),
+            self._namespace_max_access(namespace),
         )
         now = datetime.now(UTC)
         dead = {i for i in head if i not in rows or not _is_live(rows[i], now)}
@@ -288,7 +287,7 @@ class SearchService:
             add_list(fused, "graph", rank_by_score(proximity, ids), weights["graph"], cfg.rrf_k)
         found_by_index = [i for i in ids if i not in dead]
         added = (
-            self._add_neighbours(near, fused, found_by_index, counts.roots, near_cfg)
+            self._add_neighbours(near, near_vectors, fused, found_by_index, near_cfg)
             if near
             else []
         )
@@ -296,7 +295,7 @@ class SearchService:
         ctx = _ScoreContext(
             terms=terms,
             now=now,
-            max_access=counts.max_access,
+            max_access=max_access,
             meta_wanted=meta_wanted,
             best_fused=max((f.score for f in pool), default=0.0),
             best_keyword=max((f.raw_scores.get("keyword", 0.0) for f in pool), default=0.0),
@@ -355,35 +354,41 @@ class SearchService:
 
     async def _around(
         self, namespace: str | None, ids: list[str], cfg: neighbours.NeighbourSettings
-    ) -> neighbours.Found:
-        """The top candidates' arrival neighbours."""
+    ) -> tuple[neighbours.Found, dict[str, Vector]]:
+        """The top candidates' arrival neighbours (and their vectors, when coherence is
+        asked)."""
         async with self._pool.connection() as conn:
-            return await _timed(
+            found = await _timed(
                 "neighbours", neighbours.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
             )
+            if not cfg.coherence_full or not found:
+                return found, {}
+            return found, await _timed("neighbour_vectors", neighbours.vectors(conn, found))
 
     @staticmethod
     def _add_neighbours(
         near: neighbours.Found,
+        near_vectors: dict[str, Vector],
         fused: dict[str, Fused],
         found_by_index: list[str],
-        roots: int,
         cfg: neighbours.NeighbourSettings,
     ) -> list[str]:
         """Pass the live seeds' scores on to their neighbours (``neighbours``), scaled by the
-        evidence that arrival order means something here; returns the neighbours the indexes
-        did not find (new candidates, checked against the filters once their rows are read)."""
+        coherence that shows arrival order means something here; returns the neighbours the
+        indexes did not find (new candidates, checked against the filters once their rows are
+        read)."""
         alive = set(found_by_index)
-        weight = cfg.weight
-        if cfg.evidence_top:
-            seen = neighbours.evidence(near, found_by_index[: cfg.evidence_top], roots)
-            weight *= min(1.0, seen / cfg.evidence_full)
-        if weight <= 0:
+        if cfg.weight <= 0:
             return []
+        shares: dict[str, float] | None = None
+        if cfg.coherence_full:
+            alike = neighbours.coherence(near, near_vectors)
+            shares = {seed: min(1.0, alike.of(seed) / cfg.coherence_full) for seed in near}
         # Every credit is worked out from the scores the indexes gave, before any is added.
         seed_scores = {i: fused[i].score for i in near if i in alive and i in fused}
         added: list[str] = []
-        for memory_id, credit in neighbours.bonuses(near, seed_scores, weight).items():
+        credits = neighbours.bonuses(near, seed_scores, cfg.weight, shares)
+        for memory_id, credit in credits.items():
             entry = fused.get(memory_id)
             if entry is None:
                 entry = fused[memory_id] = Fused(memory_id)
@@ -440,33 +445,33 @@ class SearchService:
             ready, asked = need, set(need)
             pending = [i for i in pending if i not in asked]
 
-    async def _namespace_counts(self, namespace: str | None) -> graph.NamespaceCounts:
-        cached = self._counts.peek(namespace)
+    async def _namespace_max_access(self, namespace: str | None) -> int:
+        cached = self._max_access.peek(namespace)
         if cached is None:
-            return await self._read_counts(namespace)
+            return await self._read_max_access(namespace)
         value, fresh = cached
-        if not fresh and namespace not in self._counts_refreshing:
+        if not fresh and namespace not in self._max_access_refreshing:
             # It reads every used memory (200-300 ms at 100k): a search answers with the
             # last value and the refresh runs beside it, instead of one search a minute
             # waiting for it.
-            self._counts_refreshing.add(namespace)
-            task = asyncio.create_task(self._refresh_counts(namespace))
+            self._max_access_refreshing.add(namespace)
+            task = asyncio.create_task(self._refresh_max_access(namespace))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
         return value
 
-    async def _refresh_counts(self, namespace: str | None) -> None:
+    async def _refresh_max_access(self, namespace: str | None) -> None:
         try:
-            await self._read_counts(namespace)
+            await self._read_max_access(namespace)
         except Exception as exc:
-            log.warning("namespace counts refresh failed; the last values stay", error=str(exc))
+            log.warning("max access refresh failed; the last value stays", error=str(exc))
         finally:
-            self._counts_refreshing.discard(namespace)
+            self._max_access_refreshing.discard(namespace)
 
-    async def _read_counts(self, namespace: str | None) -> graph.NamespaceCounts:
+    async def _read_max_access(self, namespace: str | None) -> int:
         async with self._pool.connection() as conn:
-            value = await graph.namespace_counts(conn, namespace)
-        self._counts.put(namespace, value)
+            value = await graph.max_access(conn, namespace)
+        self._max_access.put(namespace, value)
         return value
 
     @staticmethod
@@ -601,8 +606,8 @@ async def _nothing() -> dict[str, float]:
     return {}
 
 
-async def _no_neighbours() -> neighbours.Found:
-    return {}
+async def _no_neighbours() -> tuple[neighbours.Found, dict[str, Vector]]:
+    return {}, {}
 
 
 def _is_live(row: Row, now: datetime) -> bool:
