@@ -54,7 +54,7 @@ async def test_the_turn_after_a_hit_ranks_through_its_neighbour(
     api: httpx.AsyncClient, namespace: str
 ) -> None:
     settings = (await api.get("/api/settings")).json()
-    assert settings["scoring.neighbour_weight"] == "0.3"
+    assert settings["scoring.neighbour_weight"] == "0.5"
     assert settings["search.neighbour_window"] == "2"
     await _fill(api, namespace, 0, 120)
     ids = [await store(api, namespace, text) for text in CONVERSATION]

@@ -54,11 +54,11 @@ def test_a_neighbour_never_overtakes_the_seed_that_lifts_it() -> None:
 def test_settings_are_bounded_and_zero_weight_disables() -> None:
     cfg = NeighbourSettings.from_settings({"search.neighbour_window": "99"})
     assert cfg.window == 10
-    assert cfg.weight == 0.3
+    assert cfg.weight == 0.5
     assert cfg.max_gap == timedelta(minutes=30)
     assert cfg.coherence_full == 0.02
     assert not NeighbourSettings.from_settings({"scoring.neighbour_weight": "0"}).enabled
-    assert NeighbourSettings.from_settings({"scoring.neighbour_weight": "x"}).weight == 0.3
+    assert NeighbourSettings.from_settings({"scoring.neighbour_weight": "x"}).weight == 0.5
 
 
 def test_a_neighbour_must_meet_every_filter() -> None:

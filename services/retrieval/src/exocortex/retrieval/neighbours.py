@@ -137,7 +137,7 @@ CEILING = 0.95
 
 @dataclass(frozen=True)
 class NeighbourSettings:
-    weight: float = 0.3
+    weight: float = 0.5
     window: int = 2
     max_gap: timedelta = timedelta(minutes=30)
     # The coherence from which on the full weight applies, below it the weight in proportion
@@ -147,7 +147,7 @@ class NeighbourSettings:
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> NeighbourSettings:
         return cls(
-            weight=max(0.0, _float(s, "scoring.neighbour_weight", 0.3)),
+            weight=max(0.0, _float(s, "scoring.neighbour_weight", 0.5)),
             window=max(0, min(10, int(_float(s, "search.neighbour_window", 2)))),
             max_gap=timedelta(minutes=max(0.0, _float(s, "search.neighbour_max_gap_minutes", 30))),
             coherence_full=max(0.0, min(1.0, _float(s, "search.neighbour_coherence_full", 0.02))),
