@@ -46,7 +46,7 @@ matplotlib.use("Agg")  # files only; no display
 import matplotlib.pyplot as plt  # after use(): the backend is chosen before pyplot loads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from search_latency import OBJECTS, REASONS, SUBJECTS, TAGS, VERBS, pct
+from search_latency import OBJECTS, REASONS, TAGS, VERBS, pct
 
 import exocortex.core.config
 from exocortex.cli.stack import SERVICES, Stack, StackConfig
@@ -66,88 +66,134 @@ BEGIN_MARK = "<!-- bench:latest:start (written by tests/bench/soak.py) -->"
 END_MARK = "<!-- bench:latest:end -->"
 
 PEOPLE = ["Alice", "Bob", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hiro", "Ines", "Jonas"]
-TOOLS = [
-    "Postgres",
-    "NATS JetStream",
-    "Redis",
-    "Terraform",
-    "Kubernetes",
-    "Grafana",
-    "pytest",
-    "ruff",
-    "Sentry",
-    "nginx",
-    "FastAPI",
-    "gRPC",
+TOOLS = ["Postgres", "NATS", "Redis", "Terraform", "Kubernetes", "Grafana", "Sentry", "nginx"]
+FILES = [
+    "src/billing/invoice.py",
+    "api/routes/users.ts",
+    "cmd/server/main.go",
+    "lib/cache.rs",
+    "web/components/Chart.tsx",
+    "migrations/0042_add_index.sql",
+    "infra/vpc.tf",
+    "scripts/backfill.py",
 ]
-FOLLOW_UPS = [
-    "Follow-up: add an alert on the error rate and a runbook entry.",
-    "Next step is a load test on staging before Friday.",
-    "We will revisit this once the quarterly numbers are in.",
-    "The old path stays behind a feature flag for two weeks.",
-    "Open question: who owns the dashboard after the reorg?",
-    "Nobody objected in the review; merged after two approvals.",
+BUGS = [
+    "a deadlock in the connection pool",
+    "an off-by-one in pagination",
+    "a race between two cron jobs",
+    "a missing index on user_id",
+    "timezone handling in monthly reports",
+    "memory growth in the PDF worker",
+    "a stale cache after deploys",
+    "retries without backoff",
+    "a crash on empty shopping carts",
+    "unicode in uploaded file names",
 ]
-CODE = [
-    "`kubectl rollout undo deploy/{o}`",
-    "`SELECT count(*) FROM events WHERE created_at > now() - interval '1 day'`",
-    "`make migrate && make test-integration`",
-    "`git bisect run pytest -x tests/{o}`",
-    "`terraform plan -target=module.{o}`",
+SYMPTOMS = [
+    "timeouts at checkout",
+    "duplicate emails",
+    "blank charts on the dashboard",
+    "slow logins on Monday mornings",
+    "wrong totals on invoices",
+    "a full disk on the build server",
 ]
+HABITS = [
+    "prefers tabs over spaces",
+    "wants short imperative commit messages",
+    "reviews pull requests only in the morning",
+    "dislikes ORMs for reporting queries",
+    "writes a failing test before every fix",
+    "uses vim keybindings everywhere",
+    "avoids meetings on Fridays",
+    "asks for type hints in new Python code",
+]
+FEATURES = [
+    "CSV export",
+    "single sign-on",
+    "usage-based billing",
+    "offline mode",
+    "webhooks",
+    "bulk editing",
+    "two-factor login",
+    "PDF reports",
+]
+CUSTOMERS = ["Acme Corp", "Globex", "Initech", "Umbrella Health", "Stark Logistics", "Hooli"]
+METRICS = ["p95 latency", "error rate", "cloud bill", "signup conversion", "build time"]
+TOPICS = [
+    ("CRDTs", "merging offline edits without a central lock"),
+    ("Raft", "leader leases that make reads cheaper"),
+    ("bloom filters", "skipping disk reads for keys that are absent"),
+    ("zero-downtime migrations", "adding a column first and backfilling in batches"),
+    ("rate limiting", "a token bucket per API key"),
+    ("postmortems", "writing them blameless and within two days"),
+]
+MONTHS = ["January", "March", "May", "July", "September", "November"]
 KEYWORDS = ["rollback", "latency", "migration", "outage", "cost", "owner", "flag", "alert"]
 
 
 class Writer:
-    """Memories of the kinds an agent keeps (decisions, incidents, facts, how-tos, meeting
-    notes), from one sentence to a few paragraphs, so embedding and indexing see varied
-    lengths; every one names a ticket, so semantic dedup folds few of them together."""
+    """Memories of the kinds an agent keeps: decisions, bug fixes, preferences, customer
+    requests, measurements, reading notes, how-tos and to-dos, from one sentence to a
+    paragraph of meeting notes. Each kind draws from its own
+    vocabulary so the texts differ in meaning, not only in names: templated text that differs
+    in a word or two is what semantic dedup is there to fold together."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
 
-    def _sentence(self) -> str:
+    def _line(self, kind: str) -> str:
         r = self.rng
+        obj, person, tool = r.choice(OBJECTS), r.choice(PEOPLE), r.choice(TOOLS)
+        if kind == "decision":
+            return (
+                f"We decided that {obj} moves to {tool} {r.choice(REASONS)}; "
+                f"{person} will own the switch."
+            )
+        if kind == "bug":
+            return (
+                f"Fixed {r.choice(BUGS)} in {r.choice(FILES)}: users saw "
+                f"{r.choice(SYMPTOMS)}, reported by {r.choice(CUSTOMERS)}."
+            )
+        if kind == "habit":
+            return f"{person} {r.choice(HABITS)}."
+        if kind == "request":
+            return (
+                f"{r.choice(CUSTOMERS)} asked for {r.choice(FEATURES)} on the "
+                f"{r.choice(MONTHS)} call and would sign for {r.randrange(2, 40) * 10} seats."
+            )
+        if kind == "metric":
+            a = r.randrange(20, 900)
+            return (
+                f"The {r.choice(METRICS)} of {obj} went from {a} to {a * r.randrange(2, 9) // 10} "
+                f"after {person} {r.choice(VERBS)} it."
+            )
+        if kind == "reading":
+            topic, idea = r.choice(TOPICS)
+            return f"Reading notes on {topic}: {idea}. Might apply to {obj}."
+        if kind == "howto":
+            return (
+                f"To recover {obj}, run `{r.choice(['make', 'kubectl', 'psql', 'git'])} "
+                f"{r.choice(KEYWORDS)}` and then check the {tool} dashboard."
+            )
         return (
-            f"{r.choice(SUBJECTS).capitalize()} {r.choice(VERBS)} {r.choice(OBJECTS)} "
-            f"{r.choice(REASONS)}."
+            f"TODO for {person}: {r.choice(VERBS).removesuffix('ed')} {obj} before "
+            f"{r.choice(MONTHS)}, blocked on {r.choice(FEATURES)}."
         )
 
     def memory(self) -> dict[str, Any]:
         r = self.rng
-        obj, person, tool = r.choice(OBJECTS), r.choice(PEOPLE), r.choice(TOOLS)
-        ticket = f"OPS-{r.randrange(100_000)}"
-        kind = r.choice(["decision", "incident", "fact", "howto", "meeting"])
-        if kind == "decision":
-            text = (
-                f"Decision ({ticket}): we moved {obj} to {tool} {r.choice(REASONS)}. "
-                f"{person} compared it with {r.choice(TOOLS)} and measured "
-                f"{r.randrange(5, 95)}% less p95 latency. {r.choice(FOLLOW_UPS)}"
-            )
-        elif kind == "incident":
-            text = (
-                f"Incident {ticket} on {r.randrange(1, 29)} {r.choice(['May', 'June', 'July'])}: "
-                f"{obj} returned 5xx for {r.randrange(2, 90)} minutes after a {tool} upgrade. "
-                + " ".join(self._sentence() for _ in range(r.randrange(1, 4)))
-                + f" Root cause found by {person}. {r.choice(FOLLOW_UPS)}"
-            )
-        elif kind == "fact":
-            text = f"{person} owns {obj}; ask them before changing its {tool} setup ({ticket})."
-        elif kind == "howto":
-            text = (
-                f"To recover {obj} run {r.choice(CODE).format(o=obj.split()[-1])} and then "
-                f"check the {tool} dashboard; it takes about {r.randrange(2, 30)} minutes "
-                f"({ticket})."
-            )
-        else:
-            text = f"Meeting notes {ticket}, {person} and {r.choice(PEOPLE)}: " + " ".join(
-                self._sentence() for _ in range(r.randrange(3, 12))
-            )
+        kinds = ["decision", "bug", "habit", "request", "metric", "reading", "howto", "todo"]
+        # Mostly a few lines of different kinds, as an agent's session summary reads; one line
+        # alone often repeats an earlier one in meaning, and dedup skips it, as it should.
+        lines = [r.choice(kinds) for _ in range(r.choice([1, 2, 2, 3, 3, 4, 6, 8]))]
+        text = " ".join(self._line(kind) for kind in lines)
+        if len(lines) > 4:
+            text = f"Notes from the {r.choice(MONTHS)} sync with {r.choice(PEOPLE)}: {text}"
         return {
-            "content": text,
+            "content": f"{text} (ticket {r.randrange(100_000)})",
             "namespace": NAMESPACE,
             "tags": r.sample(TAGS, k=r.randrange(1, 4)),
-            "content_type": "decision" if kind == "decision" else "note",
+            "content_type": "decision" if lines[0] == "decision" else "note",
             "importance": round(r.uniform(0.2, 0.9), 2),
         }
 
@@ -157,11 +203,12 @@ class Writer:
         text = r.choice(
             [
                 f"why did we change {obj}?",
-                f"who owns {obj}",
-                f"incident with {obj} after the {r.choice(TOOLS)} upgrade",
+                f"what does {r.choice(PEOPLE)} prefer",
+                f"which customer wants {r.choice(FEATURES)}",
                 f"{obj} {r.choice(KEYWORDS)}",
                 f"how do I recover {obj}",
-                f"what did {r.choice(PEOPLE)} decide about {r.choice(TOOLS)}",
+                f"bug causing {r.choice(SYMPTOMS)}",
+                f"notes about {r.choice(TOPICS)[0]}",
             ]
         )
         return {"query": text, "namespace": NAMESPACE, "limit": r.choice([5, 10])}
@@ -256,6 +303,7 @@ class Sample:
     at: float  # seconds since the load started
     rss_mb: dict[str, float]
     postgres_pss_mb: float
+    postgres_processes: int
     stack_cpu_s: float
     client_cpu_s: float  # this process: the supervisor and the load generator
     machine_cpu_pct: float
@@ -303,6 +351,7 @@ class Watch:
             at=at,
             rss_mb=rss,
             postgres_pss_mb=pss / 2**20,
+            postgres_processes=len(groups.get("postgres", [])),
             stack_cpu_s=cpu,
             client_cpu_s=sum(psutil.Process().cpu_times()[:2]),
             machine_cpu_pct=psutil.cpu_percent(),
@@ -410,6 +459,8 @@ def slope_mib_per_hour(samples: list[Sample], series: str, since: float, until: 
 def value(sample: Sample, series: str) -> float:
     if series == "postgres (PSS)":
         return sample.postgres_pss_mb
+    if series == "all":
+        return sum(sample.rss_mb.values())
     return sample.rss_mb.get(series, float("nan"))
 
 
@@ -572,30 +623,39 @@ def report(
         "over each half of it: a leak keeps growing in both halves, a cache that is filling "
         "flattens in the second. Postgres is summed over the postmaster and its backends; "
         "its RSS counts the shared buffers each backend has touched, so its PSS (shared pages "
-        "split between processes) is given too.",
+        "split between processes) is given too "
+        f"({samples[0].postgres_processes} Postgres processes at start, "
+        f"{samples[-1].postgres_processes} at end). Memory that swings from sample to sample "
+        f"is given as medians over {edge} minute{'s' if edge > 1 else ''}.",
         "",
-        "| process | at start | after warm-up | at end | MiB/hour after warm-up | "
-        "first half | second half |",
+        f"| MiB | at start | {edge} min after warm-up (median) | last {edge} min (median) | "
+        "slope after warm-up, MiB/hour | first half | second half |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     since = args.warmup * 60
     middle = (since + end) / 2
-    after_warmup = min(samples, key=lambda s: abs(s.at - since))
+
+    def median(series: str, start: float, stop: float) -> float:
+        picked = [value(s, series) for s in samples if start <= s.at <= stop]
+        return float(np.median(picked)) if picked else float("nan")
+
     restarted = []
     for series in [*sorted(samples[-1].rss_mb), "postgres (PSS)"]:
         lines.append(
             f"| {series} | {fmt(value(samples[0], series))} | "
-            f"{fmt(value(after_warmup, series))} | {fmt(value(samples[-1], series))} | "
+            f"{fmt(median(series, since, since + edge * 60))} | "
+            f"{fmt(median(series, end - edge * 60, end))} | "
             f"{fmt(slope_mib_per_hour(samples, series, since, end), 1)} | "
             f"{fmt(slope_mib_per_hour(samples, series, since, middle), 1)} | "
             f"{fmt(slope_mib_per_hour(samples, series, middle, end), 1)} |"
         )
         if series in samples[0].pids and samples[0].pids[series] != samples[-1].pids[series]:
             restarted.append(series)
-    total = [sum(s.rss_mb.values()) for s in samples]
     lines += [
-        f"| **all (RSS summed)** | {total[0]:.0f} | {sum(after_warmup.rss_mb.values()):.0f} | "
-        f"{total[-1]:.0f} | | | |",
+        f"| **all (RSS summed)** | {sum(samples[0].rss_mb.values()):.0f} | "
+        f"{fmt(median('all', since, since + edge * 60))} | "
+        f"{fmt(median('all', end - edge * 60, end))} | "
+        f"{fmt(slope_mib_per_hour(samples, 'all', since, end), 1)} | | |",
         "",
         "Restarted during the run: " + (", ".join(restarted) if restarted else "none") + ".",
         "",
