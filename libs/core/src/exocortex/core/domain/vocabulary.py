@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-# Matched case-insensitively on word boundaries; value is the display name.
+# Matched case-insensitively on word boundaries; value is the display name. Companies whose name
+# is also their product (OpenAI, Stripe) are organisations, in ORGANIZATIONS.
 TECHNOLOGIES: dict[str, str] = {
     name.lower(): name
     for name in (
@@ -74,8 +75,6 @@ TECHNOLOGIES: dict[str, str] = {
         "ONNX",
         "Hugging Face",
         "LangChain",
-        "OpenAI",
-        "Anthropic",
         "Claude",
         "GPT-4",
         "Llama",
@@ -105,8 +104,6 @@ TECHNOLOGIES: dict[str, str] = {
         "HTTP",
         "OAuth",
         "JWT",
-        "Stripe",
-        "Supabase",
         "Firebase",
         "PHP",
         "Lua",
