@@ -351,6 +351,10 @@ def report(
         f"Splits: *tuned on* {', '.join(sorted(tune & set(samples))) or 'none of these'} (the "
         "only conversations any default was chosen on); *held out* "
         f"{', '.join(held) or 'none'}.",
+        "",
+        "*Turns shuffled* stores each conversation's turns in a random order (seeded by its "
+        "sample_id): arrival order then carries no meaning, and the arrival-neighbour signal "
+        "must not cost anything there (its row against *without arrival neighbours*).",
     ]
     for order, configs in results.items():
         lines += [
@@ -396,7 +400,8 @@ def report(
         f"| search, limit 25 (4 concurrent) | {statistics.median(search_ms):.1f} | "
         f"{percentile(search_ms, 95):.1f} | {len(search_ms)} |",
         "",
-        "Settings in effect (the product defaults; nothing is tuned per data set):",
+        "Settings in effect (the product defaults; those chosen on LoCoMo were chosen on the "
+        "tuned-on conversations only):",
         "",
         "```",
         *(f"{k} = {v}" for k, v in sorted(settings.items())),
