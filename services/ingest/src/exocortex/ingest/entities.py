@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from exocortex.core import scope
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.tags import normalize_tags
 from exocortex.core.domain.text import strip_private_field
@@ -131,8 +132,10 @@ class EntityService:
         sets.append("updated_at = now()")
         try:
             async with self._pool.connection() as conn, conn.transaction():
+                cond, scoped = scope.sql_filter("entities")
                 cur = await conn.execute(
-                    f"UPDATE entities SET {', '.join(sets)} WHERE id = %s", (*params, entity_id)
+                    f"UPDATE entities SET {', '.join(sets)} WHERE id = %s AND {cond}",
+                    (*params, entity_id, *scoped),
                 )
                 if cur.rowcount == 0:
                     raise NotFound(f"entity {entity_id} not found", field="id")
@@ -147,13 +150,18 @@ class EntityService:
 
     async def delete(self, entity_id: str) -> None:
         async with self._pool.connection() as conn:
-            cur = await conn.execute("DELETE FROM entities WHERE id = %s", (entity_id,))
+            cond, scoped = scope.sql_filter("entities")
+            cur = await conn.execute(
+                f"DELETE FROM entities WHERE id = %s AND {cond}", (entity_id, *scoped)
+            )
         if cur.rowcount == 0:
             raise NotFound(f"entity {entity_id} not found", field="id")
 
     async def get(self, entity_id: str) -> Row:
         async with self._pool.connection() as conn:
-            cur = await conn.execute(f"{_SELECT} WHERE e.id = %s", (entity_id,))
+            # An entity outside the caller's namespace scope reads as missing.
+            cond, scoped = scope.sql_filter("e")
+            cur = await conn.execute(f"{_SELECT} WHERE e.id = %s AND {cond}", (entity_id, *scoped))
             row = await cur.fetchone()
         if row is None:
             raise NotFound(f"entity {entity_id} not found", field="id")

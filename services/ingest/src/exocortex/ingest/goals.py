@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from exocortex.core import scope
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.text import strip_private
 from exocortex.core.errors import InvalidArgument, NotFound
@@ -235,7 +236,10 @@ class GoalService:
 
     async def delete(self, goal_id: str) -> None:
         async with self._pool.connection() as conn:
-            cur = await conn.execute("DELETE FROM goals WHERE id = %s", (goal_id,))
+            cond, scoped = scope.sql_filter("goals")
+            cur = await conn.execute(
+                f"DELETE FROM goals WHERE id = %s AND {cond}", (goal_id, *scoped)
+            )
             if cur.rowcount == 0:
                 raise NotFound(f"goal {goal_id} not found", field="id")
 
@@ -346,8 +350,11 @@ class GoalService:
     @staticmethod
     async def _goal(conn: Any, goal_id: str, *, lock: bool = False) -> Row:
         suffix = " FOR UPDATE" if lock else ""
+        # A goal outside the caller's namespace scope reads as missing.
+        cond, params = scope.sql_filter("goals")
         cur = await conn.execute(
-            f"SELECT {_GOAL_COLUMNS} FROM goals WHERE id = %s{suffix}", (goal_id,)
+            f"SELECT {_GOAL_COLUMNS} FROM goals WHERE id = %s AND {cond}{suffix}",
+            (goal_id, *params),
         )
         goal: Row | None = await cur.fetchone()
         if goal is None:

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from exocortex.core import scope
 from exocortex.core.domain.text import strip_private_field, strip_private_json
 from exocortex.core.errors import InvalidArgument, TooLarge
 
@@ -24,7 +25,8 @@ def check_namespace(namespace: str) -> str:
             "starting with a letter or digit",
             field="namespace",
         )
-    return value
+    # Every write names its namespace through here: the caller's key must allow it.
+    return scope.require(value)
 
 
 def check_content(content: str, max_chars: int) -> None:
