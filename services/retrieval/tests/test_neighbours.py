@@ -151,7 +151,7 @@ def test_one_coherent_seed_among_unrelated_ones_is_found_on_its_own() -> None:
             vecs[f"n{t}{d}"] = _unit(*(base + 0.3 * rng.normal(size=16)))
             found[f"s{t}"].append((f"n{t}{d}", d))
     alike = coherence(found, vecs).per_seed
-    assert alike["s0"] > 0.3
+    assert alike["s0"] > 0.05  # well past coherence_full (0.02): a whole share
     assert max(alike[f"s{t}"] for t in range(1, 12)) < 0.1
 
 
