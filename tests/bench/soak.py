@@ -8,9 +8,10 @@ Starts its own stack (as `exo up` does) in a fresh data directory and drives it 
 with locust, used as a library: `--rate` requests per second in all, 30% stores of varied text
 and 70% searches, spread over simulated users that each keep a constant pace. Every 30 s it
 records the resident memory (RSS) of each process of the stack: the gateway, the MCP adapter,
-each service, Postgres (postmaster and backends) and nats-server. At the end it reads back every
-memory a store acknowledged, by id, then writes the report and a plot beside it (same name,
-`.png`).
+each service, Postgres (postmaster and backends) and nats-server, and the backlog of events the
+workers have yet to handle. When the load stops it waits for that backlog to drain (10 minutes
+at most), reads back every memory a store acknowledged, by id, then writes the report and a plot
+beside it (same name, `.png`).
 
 The machine may be shared and noisy: latencies are also given as a ratio to the same run's
 first minutes, and GET /health is timed throughout as a baseline of what the machine gives.
@@ -60,6 +61,7 @@ STORE_SHARE = 0.3
 USER_PERIOD_SECONDS = 2.0
 HEALTH_PER_SECOND = 0.5
 SAMPLE_SECONDS = 30.0
+DRAIN_LIMIT_SECONDS = 600.0
 PARTS = (*SERVICES, "gateway", "mcp-adapter")
 TITLE = "# Soak test (embedded default)"
 BEGIN_MARK = "<!-- bench:latest:start (written by tests/bench/soak.py) -->"
@@ -357,10 +359,10 @@ class Watch:
             machine_cpu_pct=psutil.cpu_percent(),
             load_avg=os.getloadavg()[0],
             pids={name: procs[0].pid for name, procs in groups.items()},
-            backlog=self._backlog(),
+            backlog=self.backlog(),
         )
 
-    def _backlog(self) -> dict[str, int]:
+    def backlog(self) -> dict[str, int]:
         """Events each JetStream consumer has yet to handle (pending plus unacknowledged), from
         NATS monitoring: a worker that cannot keep up with the rate shows here first."""
         nats = self.stack.embedded_nats
@@ -408,6 +410,20 @@ def run_load(stack: Stack, minutes: int, rate: float) -> list[Sample]:
     finally:
         runner.quit()
     return samples
+
+
+def drain(stack: Stack, limit_seconds: float = DRAIN_LIMIT_SECONDS) -> tuple[float, int]:
+    """Once the load stops, wait until every consumer has handled every event, or the limit:
+    the seconds waited and the events still waiting. A backlog left by a busy stretch must
+    shrink back to nothing, or the workers fall further behind with every such stretch."""
+    watch = Watch(stack)
+    start = time.monotonic()
+    left = sum(watch.backlog().values())
+    while left and time.monotonic() - start < limit_seconds:
+        time.sleep(5)
+        stack.check_children()
+        left = sum(watch.backlog().values())
+    return time.monotonic() - start, left
 
 
 def read_back(stack: Stack) -> dict[str, int]:
@@ -527,6 +543,7 @@ def report(
     windows: list[Window],
     samples: list[Sample],
     readback: dict[str, int],
+    drained: tuple[float, int],
     up_seconds: float,
     source: str,
 ) -> str:
@@ -614,7 +631,12 @@ def report(
             )
             or "not read"
         )
-        + ".",
+        + (
+            f". Once the load stopped, it drained to nothing in {drained[0]:.0f} s."
+            if not drained[1]
+            else f". Once the load stopped, {drained[1]} events were still waiting after "
+            f"{drained[0]:.0f} s."
+        ),
         "",
         "## Memory",
         "",
@@ -723,6 +745,8 @@ def main() -> None:
         try:
             time.sleep(10)  # let start-up work settle before the first sample
             samples = run_load(stack, args.minutes, args.rate)
+            print("waiting for the event backlog to drain", flush=True)
+            drained = drain(stack)
             print(f"reading back {len(RECORDER.stored)} stored memories", flush=True)
             readback = read_back(stack)
         finally:
@@ -732,7 +756,9 @@ def main() -> None:
     ]
     args.report.parent.mkdir(parents=True, exist_ok=True)
     plot(args.report.with_suffix(".png"), windows, samples, args.warmup)
-    write_report(args.report, report(args, windows, samples, readback, up_seconds, source_state()))
+    write_report(
+        args.report, report(args, windows, samples, readback, drained, up_seconds, source_state())
+    )
     print(args.report.read_text(encoding="utf-8"))
 
 
