@@ -128,7 +128,7 @@ async def test_markdown_ingest_of_given_text_and_server_paths_refused(
         "/api/memories/ingest", json={"files": [{"path": "/nonexistent/dir/*.md"}]}
     )
     # The server reads no file of its own unless its operator set an import folder.
-    assert missing.status_code == 422
+    assert missing.status_code == 400
     assert missing.json()["field"] == "files.0.path"
 
 
