@@ -172,7 +172,9 @@ async def test_on_start_the_reconciler_repairs_indexes_damaged_while_retrieval_w
         except httpx.HTTPError:
             return False  # not listening yet
 
-    await _eventually(reconciled)
+    # Retrieval loads its query model before it listens: on a busy machine that alone can take
+    # most of a minute, so the bound is generous (a passing run takes seconds).
+    await _eventually(reconciled, seconds=180)
     assert await _repaired(repair_stack) == expected
 
     # Searches see the repaired state.
