@@ -13,11 +13,10 @@ a page cannot supply the key.
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from exocortex.gateway.auth import is_loopback
+from exocortex.gateway.problems import problem
 
 STATUS = 421  # Misdirected Request: this server does not answer for that authority
 
@@ -31,26 +30,12 @@ def host_name(header: str) -> str:
     return name if sep and port.isdigit() else header
 
 
-def _problem(host: str) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-    detail = (
+def _detail(host: str) -> str:
+    return (
         f"this gateway has no API keys, so it answers only requests addressed to a loopback "
         f"name (localhost, 127.0.0.1, [::1]), not {host!r}; use http://127.0.0.1:<port>, or set "
         "EXO_API_KEYS to serve other names"
     )
-    body = json.dumps(
-        {
-            "type": "about:blank",
-            "title": "Misdirected Request",
-            "status": STATUS,
-            "detail": detail,
-            "error": detail,
-        }
-    ).encode()
-    headers = [
-        (b"content-type", b"application/problem+json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    return body, headers
 
 
 class LoopbackHostMiddleware:
@@ -70,6 +55,4 @@ class LoopbackHostMiddleware:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
-        body, headers = _problem(raw)
-        await send({"type": "http.response.start", "status": STATUS, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await problem(STATUS, _detail(raw))(scope, receive, send)
