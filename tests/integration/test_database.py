@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import nats
 import psycopg
@@ -83,6 +84,28 @@ def test_fusion_defaults_move_only_rows_still_at_the_old_default(database_url: s
     assert new["scoring.fts_weight"] == "0.50"
     assert new["scoring.graph_weight"] == "0.05"
     assert new["scoring.vector_weight"] == "0.30"
+
+
+def test_neighbour_weight_moves_only_from_the_old_default(database_url: str) -> None:
+    def weight_and_coherence(conn: psycopg.Connection[Any]) -> tuple[str | None, ...]:
+        rows = dict(
+            conn.execute(
+                "SELECT key, value FROM settings WHERE key IN "
+                "('scoring.neighbour_weight', 'search.neighbour_coherence_full')"
+            ).fetchall()
+        )
+        return rows.get("scoring.neighbour_weight"), rows.get("search.neighbour_coherence_full")
+
+    for before, after in (("0.3", "0.5"), ("0.4", "0.4")):
+        migrate.downgrade(database_url, "0009")
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            assert weight_and_coherence(conn)[1] is None
+            conn.execute(
+                "UPDATE settings SET value = %s WHERE key = 'scoring.neighbour_weight'", (before,)
+            )
+        migrate.upgrade(database_url)
+        with psycopg.connect(database_url) as conn:
+            assert weight_and_coherence(conn) == (after, "0.02")
 
 
 def test_enrichment_settings_are_seeded_without_overwriting(database_url: str) -> None:
