@@ -24,12 +24,14 @@ def _seconds(text: str) -> float:
     return best
 
 
-def test_four_times_the_text_takes_about_four_times_as_long() -> None:
-    small, large = _document(1), _document(4)
+def test_eight_times_the_text_takes_about_eight_times_as_long() -> None:
+    small, large = _document(1), _document(8)
     sections = split_sections(large)
     # No text is lost in the merge: every short section's body is in the one section.
     assert len(sections) == 1
     assert sections[0].text.count("short body") == large.count("short body")
     ratio = _seconds(large) / _seconds(small)
-    # Linear work gives about 4; copying the merged text on every merge gave about 16.
-    assert ratio < 8, f"4 MB took {ratio:.1f}x as long as 1 MB"
+    # Linear work gives about 8 (11 measured: allocation grows a little faster than the text);
+    # copying the merged text on every merge gives about 64. The bound sits between the two
+    # with room for a busy machine.
+    assert ratio < 30, f"8 MB took {ratio:.1f}x as long as 1 MB"
