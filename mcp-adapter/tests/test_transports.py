@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from exocortex.cli.stack import Stack
 from exocortex.testing.gateway import serve_gateway
+from exocortex.testing.processes import listening_process
 
 from .conftest import call, call_error, held
 
@@ -80,31 +80,15 @@ def serve_http_adapter(gateway_url: str, **env: str) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    process = subprocess.Popen(
+    with listening_process(
         [EXO, "mcp", "--transport", "http", "--port", str(port)],
-        env=adapter_env(gateway_url) | env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    err = process.stderr.read().decode() if process.stderr else ""
-                    pytest.fail(f"exo mcp --transport http did not start: {err[-2000:]}")
-                time.sleep(0.1)
+        adapter_env(gateway_url) | env,
+        port,
+        what="exo mcp --transport http",
+        start_timeout=30,
+        stop_timeout=10,
+    ):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 async def test_exo_mcp_over_streamable_http(http_adapter: str, namespace: str) -> None:

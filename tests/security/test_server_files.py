@@ -5,10 +5,7 @@ named file only inside the operator's import folder (``EXO_IMPORT_ROOT``), and n
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +23,7 @@ from exocortex.core.runtime.ports import free_port
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc
 from exocortex.testing.gateway import serve_gateway
 from exocortex.testing.keyed import keys_for
+from exocortex.testing.processes import listening_process
 
 from .conftest import ADMIN, Keyed
 
@@ -190,31 +188,10 @@ def rooted_ingest(exo_stack: Stack, folders: Folders) -> Iterator[str]:
         "EXO_INGEST_METRICS_PORT": str(metrics),
         "EXO_IMPORT_ROOT": str(folders.root),
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "exocortex.ingest"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    err = process.stderr.read().decode() if process.stderr else ""
-                    pytest.fail(f"the second ingest did not start: {err[-2000:]}")
-                time.sleep(0.1)
+    with listening_process(
+        [sys.executable, "-m", "exocortex.ingest"], env, port, what="the second ingest"
+    ):
         yield f"127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest_asyncio.fixture

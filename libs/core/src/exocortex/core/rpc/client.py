@@ -33,6 +33,8 @@ def _with_context(details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDet
     )
 
 
+# One class per call kind: a grpc.aio channel files each interceptor under the first kind it
+# is an instance of, so one class cannot serve both.
 class _ContextInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
     async def intercept_unary_unary(
         self,
