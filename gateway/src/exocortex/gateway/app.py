@@ -32,6 +32,7 @@ from exocortex.gateway.routers import (
     reads,
     search,
     snapshot,
+    whoami,
 )
 from exocortex.gateway.routers import settings as settings_routes
 from exocortex.gateway.settings import GatewaySettings
@@ -62,6 +63,7 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     settings_routes.router,
     export.router,
     chat.router,
+    whoami.router,
     reads.router,
 )
 
