@@ -8,7 +8,7 @@ TORCH_VERSION := 2.13.0
 # CPU-only torch: the embedding model runs on the CPU, and the default PyPI build of torch on
 # Linux pulls several GB of CUDA libraries.
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
-MEMBERS := libs/proto libs/core libs/encoders libs/testing libs/cli services/embedding services/ingest \
+MEMBERS := libs/proto libs/core libs/encoders libs/testing services/cli services/embedding services/ingest \
 	services/retrieval services/enrichment services/maintenance gateway mcp-adapter
 STAMP := $(VENV)/.installed
 
@@ -67,7 +67,7 @@ lint: install ## ruff
 	$(VENV)/bin/ruff format --check .
 
 typecheck: install ## mypy --strict on hand-written code
-	$(VENV)/bin/mypy libs/core/src libs/encoders/src libs/testing/src libs/cli/src services/*/src gateway/src mcp-adapter/src
+	$(VENV)/bin/mypy libs/core/src libs/encoders/src libs/testing/src services/*/src gateway/src mcp-adapter/src
 
 proto: install ## regenerate the gRPC stubs from protos/
 	$(PY) protos/generate.py
