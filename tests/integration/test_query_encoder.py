@@ -15,7 +15,7 @@ import pytest
 
 from exocortex.cli.stack import Stack
 from exocortex.core.clients.embedding import EmbeddingClient
-from exocortex.embedding.encoders.onnx_encoder import int8_path
+from exocortex.encoders.export import int8_path
 from exocortex.retrieval import query_encoder
 from exocortex.retrieval.query_encoder import (
     LocalQueryEncoder,

@@ -10,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from exocortex.embedding.encoders import bundled_model_path, load_encoder
-from exocortex.embedding.encoders.base import read_pipeline
-from exocortex.embedding.encoders.onnx_encoder import OnnxEncoder
-from exocortex.embedding.encoders.torch_encoder import TorchEncoder
+from exocortex.embedding.encoder import load_encoder
+from exocortex.embedding.torch_encoder import TorchEncoder
+from exocortex.encoders import OnnxEncoder, bundled_model_path, read_pipeline
 
 TEXTS = [
     "We chose Postgres for the memory store because it gives transactions and an outbox.",
@@ -95,7 +94,7 @@ def test_the_bundled_model_is_a_supported_shape() -> None:
 def test_prepare_exports_ahead_of_time_and_is_idempotent(
     onnx_encoder: OnnxEncoder, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from exocortex.embedding.encoders import prepare
+    from exocortex.encoders import prepare
 
     assert prepare.main([str(cache_dir)]) == 0
     printed = Path(capsys.readouterr().out.strip())

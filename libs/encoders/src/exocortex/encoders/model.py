@@ -1,4 +1,4 @@
-"""What every encoder offers, and the choice between them."""
+"""What every encoder offers, and what identifies a model: its name, fingerprint and shape."""
 
 from __future__ import annotations
 
@@ -6,15 +6,11 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from exocortex.core.domain.vectors import Vector
-from exocortex.core.logging import get_logger
-
-log = get_logger(__name__)
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-Backend = Literal["onnx", "torch"]
 
 
 @dataclass(frozen=True)
@@ -88,23 +84,3 @@ def read_pipeline(path: Path) -> Pipeline | None:
         mean_pooling=True,
         normalize="Normalize" in kinds,
     )
-
-
-def load_encoder(path: Path, *, backend: Backend, threads: int, cache_dir: Path) -> Encoder:
-    """The encoder for `path`. ONNX Runtime is the default (several times faster for one
-    query and lighter on a busy machine); a model whose shape it does not support, or an ONNX
-    failure, falls back to torch, which runs any sentence-transformers model."""
-    if backend == "onnx":
-        pipeline = read_pipeline(path)
-        if pipeline is None:
-            log.warning("model not supported by the onnx backend; using torch", model=str(path))
-        else:
-            from exocortex.embedding.encoders.onnx_encoder import OnnxEncoder
-
-            try:
-                return OnnxEncoder(path, pipeline, threads=threads, cache_dir=cache_dir)
-            except Exception as exc:  # a broken export must not take the service down
-                log.warning("onnx backend failed; using torch", error=str(exc))
-    from exocortex.embedding.encoders.torch_encoder import TorchEncoder
-
-    return TorchEncoder(path, threads=threads)

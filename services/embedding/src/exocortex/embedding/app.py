@@ -7,10 +7,11 @@ import asyncio
 from exocortex.core.logging import get_logger
 from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.server import GrpcServer
-from exocortex.embedding.encoders import bundled_model_path, load_encoder
+from exocortex.embedding.encoder import load_encoder
 from exocortex.embedding.service import MicroBatcher
 from exocortex.embedding.servicer import EmbeddingServicer
 from exocortex.embedding.settings import EmbeddingSettings
+from exocortex.encoders import bundled_model_path
 from exocortex.proto.v1 import embedding_pb2_grpc
 
 log = get_logger(__name__)

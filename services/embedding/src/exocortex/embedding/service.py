@@ -13,7 +13,7 @@ from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.logging import get_logger
 from exocortex.embedding import metrics
-from exocortex.embedding.encoders import Encoder
+from exocortex.encoders import Encoder
 
 log = get_logger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import grpc
 
 from exocortex.core.domain.vectors import to_bytes
-from exocortex.embedding.encoders import ModelInfo
 from exocortex.embedding.service import MicroBatcher, validate_texts
 from exocortex.embedding.settings import EmbeddingSettings
+from exocortex.encoders import ModelInfo
 from exocortex.proto.v1 import embedding_pb2, embedding_pb2_grpc
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from exocortex.core.domain.vectors import Vector
-from exocortex.embedding.encoders.base import ModelInfo, fingerprint_model, model_name
+from exocortex.encoders import ModelInfo, fingerprint_model, model_name
 
 SMALL_BATCH = 4
 

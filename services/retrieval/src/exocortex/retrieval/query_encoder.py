@@ -27,7 +27,7 @@ from exocortex.core.logging import get_logger
 
 if TYPE_CHECKING:
     from exocortex.core.clients.embedding import EmbeddingClient
-    from exocortex.embedding.encoders import Encoder
+    from exocortex.encoders import Encoder
 
 log = get_logger(__name__)
 
@@ -78,12 +78,12 @@ def _load(
     """The embedding service's ONNX encoder, from its cache, never exported here (the 8-bit copy
     is written beside it on first use). Raises when the model is not the one the service
     reports or cannot run on ONNX Runtime."""
-    from exocortex.embedding.encoders.base import (
+    from exocortex.encoders import (
+        OnnxEncoder,
         bundled_model_path,
         fingerprint_model,
         read_pipeline,
     )
-    from exocortex.embedding.encoders.onnx_encoder import OnnxEncoder
 
     path = model_path or bundled_model_path()
     local = fingerprint_model(path)
