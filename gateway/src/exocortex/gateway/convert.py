@@ -8,14 +8,12 @@ from typing import Any, Literal
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from exocortex.core.records import ATTRIBUTION_FIELDS as ATTRIBUTION_FIELDS
 from exocortex.proto.v1 import common_pb2, retrieval_pb2
 
 _OPTIONAL: tuple[
     Literal["source_uri", "parent_id", "superseded_by", "embedding_model", "chunk_index"], ...
 ] = ("source_uri", "parent_id", "superseded_by", "embedding_model", "chunk_index")
-ATTRIBUTION_FIELDS: tuple[
-    Literal["provider", "model_id", "model_name", "agent", "session_id", "conversation_id"], ...
-] = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
 
 
 def _time(message: Any, name: str) -> datetime | None:

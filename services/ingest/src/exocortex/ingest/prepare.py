@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from exocortex.core.domain.autotags import auto_tags
 from exocortex.core.domain.chunking import needs_chunking, split_into_chunks
@@ -15,13 +15,12 @@ from exocortex.core.domain.metadata import BENCHMARK_TAG, infer_is_metadata
 from exocortex.core.domain.tags import normalize_tags
 from exocortex.core.domain.text import content_hash, strip_private
 from exocortex.core.errors import InvalidArgument
+from exocortex.core.records import ATTRIBUTION_FIELDS
 from exocortex.ingest import validation
 from exocortex.ingest.config import WriteConfig
 from exocortex.proto.v1 import ingest_pb2
 
-ATTRIBUTION: tuple[
-    Literal["provider", "model_id", "model_name", "agent", "session_id", "conversation_id"], ...
-] = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
+ATTRIBUTION = ATTRIBUTION_FIELDS
 
 # Semantic dedup ignores very short texts: they are similar to too much.
 MIN_SEMANTIC_DEDUP_CHARS = 50

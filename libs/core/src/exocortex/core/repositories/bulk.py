@@ -10,11 +10,10 @@ from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
 from exocortex.core.db.outbox import NOTIFY_CHANNEL
+from exocortex.core.records import ATTRIBUTION_FIELDS
 from exocortex.core.repositories.memories import NewMemory
 
 Row = dict[str, Any]
-
-_ATTRIBUTION = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
 
 
 async def insert_memories(conn: AsyncConnection[Row], items: Sequence[NewMemory]) -> None:
@@ -51,7 +50,7 @@ async def insert_memories(conn: AsyncConnection[Row], items: Sequence[NewMemory]
                     m.embedding_model,
                     m.embedding_dim,
                     m.expires_at,
-                    *[m.attribution.get(key) for key in _ATTRIBUTION],
+                    *[m.attribution.get(key) for key in ATTRIBUTION_FIELDS],
                     json.dumps(m.metadata),
                     m.enrichment_status,
                 )

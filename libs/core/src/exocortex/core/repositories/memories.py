@@ -9,9 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import class_row
 
 from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
+from exocortex.core.records import ATTRIBUTION_FIELDS, MemoryRecord
 from exocortex.core.rpc.timestamps import set_times
 from exocortex.proto.v1 import common_pb2
 
@@ -62,12 +64,9 @@ class NewMemory:
     enrichment_status: str = "pending"
 
 
-_ATTRIBUTION = ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id")
-
-
 async def insert(conn: AsyncConnection[Row], memory: NewMemory) -> Row:
     """Insert one row and its tags; the caller owns the transaction."""
-    attribution = [memory.attribution.get(key) for key in _ATTRIBUTION]
+    attribution = [memory.attribution.get(key) for key in ATTRIBUTION_FIELDS]
     cur = await conn.execute(
         """
         INSERT INTO memories (id, namespace, content, content_type, source, source_uri,
@@ -131,6 +130,24 @@ async def get_many(
     return {row["id"]: row for row in await cur.fetchall()}
 
 
+async def get_records(
+    conn: AsyncConnection[Any], ids: Sequence[str], *, with_embedding: bool = False
+) -> dict[str, MemoryRecord]:
+    """Typed rows by id, for the ids that exist within the caller's scope."""
+    if not ids:
+        return {}
+    select = SELECT_MEMORY_WITH_EMBEDDING if with_embedding else SELECT_MEMORY
+    cond, params = scope.sql_filter()
+    async with conn.cursor(row_factory=class_row(MemoryRecord)) as cur:
+        await cur.execute(f"{select} WHERE m.id = ANY(%s) AND {cond}", (TextArray(ids), *params))
+        return {record.id: record for record in await cur.fetchall()}
+
+
+async def get_record(conn: AsyncConnection[Any], memory_id: str) -> MemoryRecord | None:
+    """The typed row, or None when it does not exist or lies outside the caller's scope."""
+    return (await get_records(conn, [memory_id])).get(memory_id)
+
+
 # The unique index that allows one active root memory per text (namespace, type, hash): a
 # store that trips it lost a race to an identical store.
 ACTIVE_ROOT_HASH_INDEX = "uq_memories_active_root_hash"
@@ -168,7 +185,7 @@ def to_proto(row: Row) -> common_pb2.Memory:
         version=int(row["version"]),
         enrichment_status=row.get("enrichment_status") or "pending",
         attribution=common_pb2.Attribution(
-            **{key: row[key] for key in _ATTRIBUTION if row.get(key) is not None}
+            **{key: row[key] for key in ATTRIBUTION_FIELDS if row.get(key) is not None}
         ),
     )
     for key in ("source_uri", "parent_id", "superseded_by", "embedding_model"):
