@@ -49,7 +49,9 @@ MIN_KEY_CHARS = 16
 # POST routes that only read, so read-only keys may call them.
 READ_ONLY_POSTS = frozenset({"/api/memories/search", "/api/memories/context-graph", "/api/chat"})
 # Routes that name no namespace but are harmless for a scoped key.
-SCOPED_KEY_ALLOWED = frozenset({("GET", "/api/settings"), ("GET", "/api/whoami")})
+SCOPED_KEY_ALLOWED = frozenset(
+    {("GET", "/api/settings"), ("GET", "/api/settings/schema"), ("GET", "/api/whoami")}
+)
 # Body fields holding memory ids, by route prefix.
 _MEMORY_ID_FIELDS = ("memory_id", "source_id", "target_id")
 _MEMORY_ID_LIST_FIELDS = ("ids", "memory_ids")
