@@ -31,6 +31,7 @@ from exocortex.gateway.routers import (
     memories,
     reads,
     search,
+    setting_schema,
     snapshot,
     whoami,
 )
@@ -60,6 +61,7 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     entity_writes.router,
     insights.router,
     snapshot.router,
+    setting_schema.router,
     settings_routes.router,
     export.router,
     chat.router,
