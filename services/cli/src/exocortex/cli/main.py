@@ -1,25 +1,64 @@
-"""The ``exo`` command."""
+"""The ``exo`` command: the stack on this computer (``up``, ``down``, ``status``, ``doctor``,
+``mcp``) and everything a person does with their memories, through the gateway's REST API."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
+from exocortex.cli import pidfile
+from exocortex.cli.commands import goals, insights, lifecycle, memories, settings, transfer
+from exocortex.cli.commands.search import search
+from exocortex.cli.context import ExoGroup, State
 from exocortex.cli.stack import Stack, StackConfig, StackError
-from exocortex.core.config import DEFAULT_DATA_DIR
 
-app = typer.Typer(help="Exocortex: persistent memory for AI agents.", no_args_is_help=True)
+app = typer.Typer(
+    cls=ExoGroup,
+    help="Exocortex: persistent memory for AI agents. `exo up` starts it; the other commands "
+    "talk to its REST API (--url / EXO_URL, --api-key / EXO_API_KEY, or "
+    "~/.config/exocortex/config.toml).",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 console = Console(stderr=True)
 
 
+@app.callback()
+def root(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url", envvar="EXO_URL", help="the gateway [default: http://127.0.0.1:3210]"
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option("--api-key", envvar="EXO_API_KEY", help="an API key")
+    ] = None,
+) -> None:
+    ctx.obj = State(url=url, api_key=api_key)
+
+
+memories.register(app)
+app.command()(search)
+transfer.register(app)
+insights.register(app)
+app.add_typer(goals.app, name="goals")
+app.add_typer(settings.app, name="settings")
+lifecycle.register(app)
+
+
 def _data_dir() -> Path:
-    return Path(os.environ.get("EXO_DATA_DIR") or DEFAULT_DATA_DIR).expanduser()
+    return pidfile.data_dir()
 
 
 @app.command()
@@ -35,10 +74,28 @@ def up(
         str | None, typer.Option(envvar="EXO_NATS_URL", help="use this NATS server")
     ] = None,
     timeout: Annotated[float, typer.Option(help="seconds to wait for health")] = 300.0,
+    detach: Annotated[
+        bool, typer.Option("--detach", "-d", help="run in the background (`exo down` stops it)")
+    ] = False,
 ) -> None:
-    """Start the whole stack on this machine and keep it running until Ctrl-C."""
+    """Start the whole stack on this machine and keep it running until Ctrl-C (or `exo down`)."""
+    data_dir = _data_dir()
+    running = pidfile.read(data_dir)
+    if running is not None:
+        console.print(
+            f"[red]Exocortex already runs[/red] (pid {running.pid}, {running.url}); "
+            "`exo status` shows it, `exo down` stops it"
+        )
+        raise typer.Exit(1)
+    if detach:
+        args = ["up", "--port", str(port), "--host", host, "--timeout", str(timeout)]
+        for flag, value in (("--database-url", database_url), ("--nats-url", nats_url)):
+            if value:
+                args += [flag, value]
+        _start_detached(data_dir, args, timeout)
+        return
     config = StackConfig(
-        data_dir=_data_dir(),
+        data_dir=data_dir,
         host=host,
         gateway_port=port,
         database_url=database_url,
@@ -63,6 +120,16 @@ def up(
         console.print("interrupted; stopping")
         raise typer.Exit(130) from None
 
+    pidfile.write(
+        pidfile.Running(
+            pid=os.getpid(),
+            url=stack.gateway_url,
+            mcp_url=stack.mcp_url,
+            log_dir=str(stack.log_dir),
+            started_at=datetime.now(UTC).isoformat(),
+        ),
+        data_dir,
+    )
     console.print(
         f"[green]Exocortex is up[/green] in {time.monotonic() - started:.1f}s\n"
         f"  REST API   {stack.gateway_url}/api\n"
@@ -89,8 +156,45 @@ def up(
     finally:
         with console.status("stopping…"):
             stack.stop()
+        pidfile.remove(data_dir, os.getpid())
         console.print("stopped; your data is kept in " + str(config.data_dir))
     raise typer.Exit(code)
+
+
+def _start_detached(data_dir: Path, args: list[str], timeout: float) -> None:
+    """Runs ``exo up`` (same options, without --detach) in its own session, its output in
+    ``<data>/logs/exo-up.log``, and returns once it reports itself up in the pid file."""
+    log_path = data_dir / "logs" / "exo-up.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "exocortex.cli", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + timeout + 30
+    with console.status(f"starting Exocortex in the background (pid {child.pid})…"):
+        while time.monotonic() < deadline:
+            running = pidfile.read(data_dir)
+            if running is not None and running.pid == child.pid:
+                console.print(
+                    f"[green]Exocortex is up[/green] in the background (pid {child.pid})\n"
+                    f"  REST API   {running.url}/api\n"
+                    f"  MCP        {running.mcp_url}\n"
+                    f"  Logs       {log_path}\n"
+                    "`exo status` shows it, `exo down` stops it."
+                )
+                return
+            if child.poll() is not None:
+                tail = log_path.read_text(errors="replace").splitlines()[-15:]
+                console.print("[red]Exocortex failed to start:[/red]\n" + "\n".join(tail))
+                raise typer.Exit(1)
+            time.sleep(0.5)
+    child.terminate()
+    console.print(f"[red]Exocortex did not come up within {timeout:.0f}s[/red]; see {log_path}")
+    raise typer.Exit(1)
 
 
 @app.command()
@@ -110,11 +214,3 @@ def mcp(
         console.print("[red]the MCP adapter is not installed:[/red] pip install exocortex-mcp")
         raise typer.Exit(1) from exc
     serve("stdio" if transport == "stdio" else "http", host=host, port=port)
-
-
-@app.command()
-def version() -> None:
-    """Print the version."""
-    from importlib.metadata import version as dist_version
-
-    typer.echo(dist_version("exocortex-cli"))

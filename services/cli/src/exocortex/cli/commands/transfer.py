@@ -1,0 +1,245 @@
+"""``exo import`` and ``exo export``: files on this computer in, backups and vaults out, with a
+progress bar (count, rate, ETA) on both."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from exocortex.cli import exporters, importers, output
+from exocortex.cli.client import Client
+from exocortex.cli.context import client, csv
+
+# The gateway takes at most 1,000 memories and 5 MB per request; stay below both.
+MAX_BATCH = 1_000
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+MAX_DOCUMENTS = 200
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_)
+    app.command("export")(export)
+
+
+def import_(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[str], typer.Argument(help="files, folders or globs (quote globs: 'notes/**/*.md')")
+    ],
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="auto (by extension), json, markdown or chat")
+    ] = "auto",
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="store everything here")
+    ] = None,
+    tags: Annotated[str | None, typer.Option("--tags", "-t", help="added to every memory")] = None,
+    batch_size: Annotated[
+        int, typer.Option(min=1, max=MAX_BATCH, help="memories per request")
+    ] = 500,
+    dry_run: Annotated[
+        bool, typer.Option(help="show what would be imported; send nothing")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+) -> None:
+    """Import memories from your files: a JSON backup or list, Markdown files and folders (split
+    at `##` headers; importing a file again replaces its sections), chat exports (Claude Code
+    `.jsonl` transcripts, ChatGPT `conversations.json`, plain text with `--format chat`)."""
+    if fmt not in importers.FORMATS:
+        raise typer.BadParameter(
+            f"use one of {', '.join(importers.FORMATS)}", param_hint="--format"
+        )
+    try:
+        found = importers.expand(paths)
+        plan = importers.plan(found, fmt, namespace=namespace, tags=csv(tags))
+    except importers.ImportFileError as exc:
+        raise typer.BadParameter(str(exc), param_hint="PATHS") from None
+    for reason in plan.left_out:
+        output.note(f"left out: {reason}")
+    if dry_run:
+        _show_plan(plan, as_json)
+        return
+    if not plan.memories and not plan.documents:
+        output.error("nothing to import", "check the paths and --format (try --dry-run)")
+        raise typer.Exit(1)
+    started = time.monotonic()
+    with client(ctx) as api:
+        counts, errors = _send_memories(api, plan.memories, batch_size)
+        documents = _send_documents(api, plan.documents, namespace, csv(tags))
+    summary = {
+        "memories": dict(counts),
+        "documents": documents,
+        "errors": errors[:20],
+        "seconds": round(time.monotonic() - started, 2),
+    }
+    if as_json:
+        output.emit_json(summary)
+    else:
+        _show_summary(summary, len(errors))
+    if errors:
+        raise typer.Exit(1)
+
+
+def _show_plan(plan: importers.Plan, as_json: bool) -> None:
+    if as_json:
+        output.emit_json(
+            {
+                "files": [{"path": p, "format": f, "items": n} for p, f, n in plan.per_file],
+                "memories": len(plan.memories),
+                "documents": len(plan.documents),
+                "left_out": plan.left_out,
+            }
+        )
+        return
+    output.table(["file", "format", "items"], plan.per_file, title="would import (dry run)")
+    for item in plan.memories[:5]:
+        output.note(f"  e.g. {output.preview(item['content'], 90)}")
+    output.stdout.print(
+        f"{len(plan.memories)} memories and {len(plan.documents)} markdown documents; "
+        "nothing was sent"
+    )
+
+
+def _send_memories(
+    api: Client, memories: list[dict[str, Any]], batch_size: int
+) -> tuple[Counter[str], list[str]]:
+    counts: Counter[str] = Counter()
+    errors: list[str] = []
+    if not memories:
+        return counts, errors
+    offset = 0
+    with output.progress("memories") as bar:
+        task = bar.add_task("importing", total=len(memories))
+        for batch in importers.batches(memories, batch_size, MAX_REQUEST_BYTES):
+            reply = api.post("/api/memories/import", {"memories": batch})
+            for result in reply["results"]:
+                counts[result["dedup_action"]] += 1
+                if result.get("error"):
+                    source = batch[result["index"]].get("source_uri", "")
+                    errors.append(f"item {offset + result['index']} ({source}): {result['error']}")
+            offset += len(batch)
+            bar.advance(task, len(batch))
+    return counts, errors
+
+
+def _send_documents(
+    api: Client, documents: list[importers.Document], namespace: str | None, tags: list[str]
+) -> dict[str, int]:
+    totals = {"files": 0, "sections": 0, "stored": 0, "unchanged": 0, "replaced": 0}
+    if not documents:
+        return totals
+    with output.progress("files") as bar:
+        task = bar.add_task("ingesting markdown", total=len(documents))
+        for batch in importers.document_batches(documents, MAX_DOCUMENTS, MAX_REQUEST_BYTES):
+            body: dict[str, Any] = {
+                "files": [{"name": d.name, "content": d.content} for d in batch],
+                "tags": tags,
+            }
+            if namespace:
+                body["namespace"] = namespace
+            reply = api.post("/api/memories/ingest", body)
+            for f in reply["files"]:
+                totals["files"] += 1
+                for key in ("sections", "stored", "unchanged", "replaced"):
+                    totals[key] += f[key]
+            bar.advance(task, len(batch))
+    return totals
+
+
+def _show_summary(summary: dict[str, Any], failed: int) -> None:
+    memories: dict[str, int] = summary["memories"]
+    rows = [
+        ("new memories", memories.get("created", 0) + memories.get("superseded", 0)),
+        ("already stored (duplicates)", memories.get("skipped", 0)),
+        ("merged into similar memories", memories.get("merged", 0)),
+        ("failed", memories.get("failed", 0)),
+    ]
+    docs = summary["documents"]
+    if docs["files"]:
+        rows += [
+            ("markdown files", docs["files"]),
+            ("sections stored", docs["stored"]),
+            ("sections unchanged", docs["unchanged"]),
+        ]
+    output.table(["", "count"], [(k, v) for k, v in rows if v or k == "failed"])
+    output.stdout.print(f"done in {summary['seconds']:.1f}s")
+    for line in summary["errors"][:10]:
+        output.error(line)
+    if failed:
+        output.error(f"{failed} items failed", "fix them in the file and import it again")
+
+
+def export(
+    ctx: typer.Context,
+    path: Annotated[
+        str | None,
+        typer.Argument(help="output file (json, markdown) or vault folder (obsidian); - is stdout"),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="json, markdown or obsidian")] = "json",
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="only this one")
+    ] = None,
+) -> None:
+    """Export everything (or one namespace): a JSON backup, one Markdown file, or an Obsidian
+    vault (only changed notes are rewritten)."""
+    if fmt not in ("json", "markdown", "obsidian"):
+        raise typer.BadParameter("use json, markdown or obsidian", param_hint="--format")
+    if fmt == "obsidian" and not path:
+        raise typer.BadParameter("give the vault folder", param_hint="PATH")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    default = {"json": f"exocortex-backup-{stamp}.json", "markdown": f"exocortex-{stamp}.md"}
+    target = path or default[fmt]
+    with client(ctx) as api:
+        raw = _download(api, namespace, to_stdout=target == "-" and fmt == "json")
+    if target == "-" and fmt == "json":
+        return
+    if fmt == "json":
+        Path(target).write_bytes(raw)
+        output.stdout.print(f"wrote {target} ({len(raw) / 1_000_000:.1f} MB)")
+        return
+    backup = json.loads(raw)
+    memories = exporters.live_memories(backup)
+    with output.progress("notes") as bar:
+        task = bar.add_task(f"writing {fmt}", total=len(memories))
+
+        def tick(n: int) -> None:
+            bar.advance(task, n)
+
+        if fmt == "markdown":
+            text = exporters.markdown(backup, tick)
+        else:
+            report = exporters.obsidian(backup, Path(target).expanduser(), tick)
+    if fmt == "markdown":
+        if target == "-":
+            sys.stdout.write(text)
+        else:
+            Path(target).write_text(text, encoding="utf-8")
+            output.stdout.print(f"wrote {target} ({len(memories)} memories)")
+    else:
+        output.stdout.print(
+            f"vault {Path(target) / exporters.VAULT_FOLDER}: {report.written} notes written, "
+            f"{report.unchanged} unchanged"
+        )
+
+
+def _download(api: Client, namespace: str | None, *, to_stdout: bool) -> bytes:
+    """The backup document, streamed with a bytes progress bar (its size is not known ahead,
+    so the bar shows the rate and what has arrived)."""
+    buffer = io.BytesIO()
+    with api.stream("/api/export", namespace=namespace) as response, output.progress("B") as bar:
+        size = response.headers.get("content-length")
+        task = bar.add_task("downloading backup", total=int(size) if size else None)
+        for chunk in response.iter_bytes():
+            if to_stdout:
+                sys.stdout.buffer.write(chunk)
+            else:
+                buffer.write(chunk)
+            bar.advance(task, len(chunk))
+    return buffer.getvalue()

@@ -1,0 +1,108 @@
+"""Everything the CLI prints. Rich leaves colours out when the output is not a terminal (and
+when ``NO_COLOR`` is set); ``--json`` output is plain JSON on stdout for scripts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def emit_json(data: Any) -> None:
+    """Machine-readable output: exactly one JSON document on stdout, never wrapped."""
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def error(detail: str, hint: str | None = None) -> None:
+    stderr.print(Text.assemble(("error: ", "bold red"), detail))
+    if hint:
+        stderr.print(Text.assemble(("  fix: ", "yellow"), hint))
+
+
+def note(message: str) -> None:
+    stderr.print(Text(message, style="dim"))
+
+
+def preview(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def table(
+    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
+) -> None:
+    """A table as wide as the terminal: the last column (usually text) folds, the others keep
+    their content on one line."""
+    out = Table(title=title, expand=False, header_style="bold", show_lines=False)
+    for i, name in enumerate(columns):
+        last = i == len(columns) - 1
+        out.add_column(name, overflow="fold" if last else "ellipsis", no_wrap=not last)
+    for row in rows:
+        out.add_row(*("" if v is None else str(v) for v in row))
+    stdout.print(out)
+
+
+def fields(pairs: Iterable[tuple[str, Any]]) -> None:
+    """Label/value lines of one record."""
+    out = Table.grid(padding=(0, 2))
+    out.add_column(style="bold", no_wrap=True)
+    out.add_column(overflow="fold")
+    for label, value in pairs:
+        if value not in (None, "", [], {}):
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            out.add_row(label, shown)
+    stdout.print(out)
+
+
+class RateColumn(ProgressColumn):
+    """Items per second (or bytes per second for a download)."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        if speed is None:
+            return Text(f"– {self.unit}/s", style="cyan")
+        if self.unit == "B":
+            return Text(f"{speed / 1_000_000:.1f} MB/s", style="cyan")
+        return Text(f"{speed:,.0f} {self.unit}/s", style="cyan")
+
+
+def progress(unit: str = "memories") -> Progress:
+    """A progress bar with count, rate, elapsed time and ETA, on stderr (stdout stays clean
+    for --json)."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn() if unit != "B" else TaskProgressColumn(),
+        TaskProgressColumn() if unit != "B" else TextColumn(""),
+        RateColumn(unit),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=stderr,
+        # A sliding window of ten seconds: the rate and ETA follow the current pace.
+        speed_estimate_period=10.0,
+    )

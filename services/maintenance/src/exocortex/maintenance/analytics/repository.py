@@ -1,0 +1,366 @@
+"""All SQL of the analytics reports. Each report is one statement that aggregates inside
+Postgres and returns only the report's rows, never the memories themselves.
+
+Every statement takes ``ns``: the namespaces the report covers (a ``text[]``), or NULL for every
+namespace. A *memory* here is an active root row (not a chunk or variant); access counts live
+in ``memory_usage`` (no row: never accessed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg_pool import AsyncConnectionPool
+
+from exocortex.core.db.arrays import TextArray
+from exocortex.maintenance.analytics.models import (
+    AccessBucket,
+    DecayCandidate,
+    ProducerQuality,
+    QualityDistribution,
+    QualityPeriod,
+    SearchMiss,
+    Summary,
+    TagEffectiveness,
+    TagUse,
+)
+
+Pool = AsyncConnectionPool[psycopg.AsyncConnection[dict[str, Any]]]
+T = TypeVar("T")
+
+_IN_SCOPE = "(%(ns)s::text[] IS NULL OR {alias}.namespace = ANY(%(ns)s::text[]))"
+_MEMORIES = f"m.is_active AND m.parent_id IS NULL AND {_IN_SCOPE.format(alias='m')}"
+
+# The seed's quality score (see retrieval's scoring.quality), in SQL over one memory row `m`,
+# its access count `a` and its link count `l`.
+_QUALITY = """(
+    0.30 * m.importance
+  + 0.25 * least(1.0, ln(1 + m.useful_count) / ln(6))
+  + 0.15 * least(1.0, ln(1 + {a}) / ln(21))
+  + 0.15 * least(1.0, {l} / 5.0)
+  + 0.15 * exp(-0.02 * greatest(0.0, extract(epoch FROM now() - m.created_at) / 86400.0))
+)"""
+
+# Links per memory, in either direction (what the quality score counts).
+_DEGREE = """degree AS (
+    SELECT id, count(*) AS n FROM (
+        SELECT source_id AS id FROM memory_links UNION ALL SELECT target_id FROM memory_links
+    ) ends GROUP BY id
+)"""
+
+# A miss's query as it is grouped: trimmed, lower case, inner whitespace collapsed, so
+# "Deploy  Steps" and "deploy steps" are one query counted twice.
+_MISS_KEY = "lower(regexp_replace(btrim(s.query), '\\s+', ' ', 'g'))"
+_MISSES_IN_WINDOW = f"""
+    s.created_at > now() - make_interval(days => %(days)s)
+    AND {_IN_SCOPE.format(alias="s")}
+"""
+
+SUMMARY = f"""
+SELECT count(*)::int AS total_active,
+       coalesce(100.0 * count(*) FILTER (WHERE coalesce(u.access_count, 0) = 0)
+                / nullif(count(*), 0), 0)::float8 AS never_accessed_pct,
+       coalesce(100.0 * count(*) FILTER (WHERE m.useful_count > 0)
+                / nullif(count(*), 0), 0)::float8 AS useful_pct,
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY coalesce(u.access_count, 0)),
+                0)::float8 AS median_access_count
+  FROM memories m LEFT JOIN memory_usage u ON u.memory_id = m.id
+ WHERE {_MEMORIES}
+"""
+
+ACCESS_BUCKETS = ("0", "1-5", "6-20", "21-100", "100+")
+ACCESS_DISTRIBUTION = f"""
+SELECT CASE WHEN a = 0 THEN '0' WHEN a <= 5 THEN '1-5' WHEN a <= 20 THEN '6-20'
+            WHEN a <= 100 THEN '21-100' ELSE '100+' END AS label,
+       count(*)::int AS count
+  FROM (SELECT coalesce(u.access_count, 0) AS a
+          FROM memories m LEFT JOIN memory_usage u ON u.memory_id = m.id
+         WHERE {_MEMORIES}) x
+ GROUP BY 1
+"""
+
+TAG_EFFECTIVENESS = f"""
+SELECT t.tag, count(*)::int AS memory_count, avg(m.useful_count)::float8 AS avg_useful_count
+  FROM memory_tags t JOIN memories m ON m.id = t.memory_id
+ WHERE {_MEMORIES}
+ GROUP BY t.tag
+HAVING count(*) >= %(min_memories)s
+ ORDER BY avg_useful_count DESC, memory_count DESC, t.tag
+ LIMIT %(limit)s
+"""
+
+TAG_USE = f"""
+SELECT t.tag, count(*)::int AS memory_count
+  FROM memory_tags t JOIN memories m ON m.id = t.memory_id
+ WHERE {_MEMORIES}
+ GROUP BY t.tag
+ ORDER BY memory_count DESC, t.tag
+"""
+
+# The producer column is chosen from this closed map, never from the caller's text.
+PRODUCER_COLUMNS = {"model": "coalesce(m.model_id, m.model_name)", "agent": "m.agent"}
+PRODUCER_QUALITY = f"""
+SELECT {{column}} AS producer, count(*)::int AS memory_count,
+       avg(m.useful_count)::float8 AS avg_useful_count
+  FROM memories m
+ WHERE {_MEMORIES} AND {{column}} IS NOT NULL
+ GROUP BY 1
+HAVING count(*) >= %(min_memories)s
+ ORDER BY avg_useful_count DESC, memory_count DESC, producer
+ LIMIT %(limit)s
+"""
+
+# Periods are counted over every memory created in them that is still active.
+PERIOD_LABELS = {"month": "YYYY-MM", "week": 'IYYY-"W"IW'}
+QUALITY_TREND = f"""
+SELECT period, created, avg_useful, never_accessed_pct FROM (
+    SELECT date_trunc(%(unit)s, m.created_at AT TIME ZONE 'UTC') AS start,
+           to_char(date_trunc(%(unit)s, m.created_at AT TIME ZONE 'UTC'), %(label)s) AS period,
+           count(*)::int AS created,
+           avg(m.useful_count)::float8 AS avg_useful,
+           (100.0 * count(*) FILTER (WHERE coalesce(u.access_count, 0) = 0)
+            / count(*))::float8 AS never_accessed_pct
+      FROM memories m LEFT JOIN memory_usage u ON u.memory_id = m.id
+     WHERE {_MEMORIES}
+     GROUP BY 1, 2
+     ORDER BY 1 DESC
+     LIMIT %(limit)s
+) recent ORDER BY start
+"""
+
+QUALITY_DISTRIBUTION = f"""
+WITH {_DEGREE}, q AS (
+    SELECT {_QUALITY.format(a="coalesce(u.access_count, 0)", l="coalesce(d.n, 0)")} AS quality
+      FROM memories m
+      LEFT JOIN memory_usage u ON u.memory_id = m.id
+      LEFT JOIN degree d ON d.id = m.id
+     WHERE {_MEMORIES}
+)
+SELECT coalesce(avg(quality), 0)::float8 AS avg,
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY quality), 0)::float8 AS median,
+       coalesce(percentile_cont(0.1) WITHIN GROUP (ORDER BY quality), 0)::float8 AS p10,
+       coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY quality), 0)::float8 AS p90,
+       count(*) FILTER (WHERE quality >= 0.5)::int AS high_quality,
+       count(*) FILTER (WHERE quality < 0.2)::int AS low_quality,
+       count(*)::int AS total
+  FROM q
+"""
+
+# Every active row that is searched by its vector: roots and chunks (variants included).
+EMBEDDING_MODELS = f"""
+SELECT coalesce(m.embedding_model, '') AS model, (m.embedding IS NOT NULL) AS embedded,
+       max(m.embedding_dim) AS dimensions, count(*)::int AS n
+  FROM memories m
+ WHERE m.is_active AND {_IN_SCOPE.format(alias="m")}
+ GROUP BY 1, 2
+"""
+
+# What the importance job's decay step would lower: never accessed, older than the decay age,
+# importance above 0.3, not pinned (1.0), and of low quality (under 0.2).
+DECAY_PREVIEW = f"""
+WITH {_DEGREE}, c AS (
+    SELECT m.id, m.namespace, left(m.content, 120) AS content, m.importance, m.created_at,
+           {_QUALITY.format(a="0", l="coalesce(d.n, 0)")}::float8 AS quality
+      FROM memories m
+      LEFT JOIN memory_usage u ON u.memory_id = m.id
+      LEFT JOIN degree d ON d.id = m.id
+     WHERE {_MEMORIES}
+       AND coalesce(u.access_count, 0) = 0
+       AND m.created_at < now() - make_interval(days => %(decay_age_days)s)
+       AND m.importance > 0.3
+       AND round(m.importance::numeric, 2) <> 1.0
+)
+SELECT c.*, count(*) OVER ()::int AS total
+  FROM c
+ WHERE c.quality < 0.2
+ ORDER BY c.quality, c.created_at, c.id
+ LIMIT %(limit)s
+"""
+
+SEARCH_MISSES = f"""
+SELECT {_MISS_KEY} AS query, count(*)::int AS count,
+       coalesce(avg(s.max_score), 0)::float8 AS avg_max_score, max(s.created_at) AS last_seen
+  FROM search_misses s
+ WHERE {_MISSES_IN_WINDOW}
+ GROUP BY 1
+ ORDER BY count DESC, last_seen DESC, query
+ LIMIT %(limit)s
+"""
+
+# Misses grouped into topics: each missed query's words are stemmed (English), each query joins
+# the topic of its most missed stem (ties: more distinct queries, then alphabetical), and a
+# topic is named by its most frequent surface word. A query with no word left after stemming
+# (only stop words) is a topic of its own.
+KNOWLEDGE_GAPS = f"""
+WITH misses AS (
+    SELECT {_MISS_KEY} AS q, count(*) AS n, max(s.created_at) AS last_seen
+      FROM search_misses s
+     WHERE {_MISSES_IN_WINDOW}
+     GROUP BY 1
+), words AS (
+    SELECT DISTINCT misses.q, misses.n, w.word, st.stem
+      FROM misses
+     CROSS JOIN LATERAL regexp_split_to_table(misses.q, '[^[:alnum:]]+') AS w(word)
+     CROSS JOIN LATERAL (
+         SELECT (tsvector_to_array(to_tsvector('english', w.word)))[1] AS stem
+     ) st
+     WHERE length(w.word) > 2 AND st.stem IS NOT NULL
+), stems AS (
+    SELECT stem, sum(n) AS misses, count(DISTINCT q) AS queries,
+           mode() WITHIN GROUP (ORDER BY word) AS label
+      FROM words GROUP BY stem
+), topic_of AS (
+    SELECT DISTINCT ON (w.q) w.q, s.label AS topic
+      FROM words w JOIN stems s USING (stem)
+     ORDER BY w.q, s.misses DESC, s.queries DESC, s.stem
+)
+SELECT coalesce(t.topic, m.q) AS topic, sum(m.n)::int AS count,
+       (array_agg(m.q ORDER BY m.n DESC, m.q))[1:%(queries_per_topic)s] AS queries,
+       max(m.last_seen) AS last_seen
+  FROM misses m LEFT JOIN topic_of t USING (q)
+ GROUP BY 1
+HAVING sum(m.n) >= %(min_count)s
+ ORDER BY count DESC, last_seen DESC, topic
+ LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCount:
+    model: str
+    embedded: bool
+    dimensions: int | None
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class DecayRow:
+    id: str
+    namespace: str
+    content: str
+    importance: float
+    created_at: datetime
+    quality: float
+    total: int
+
+    def candidate(self) -> DecayCandidate:
+        return DecayCandidate(
+            id=self.id,
+            namespace=self.namespace,
+            content=self.content,
+            importance=self.importance,
+            quality=self.quality,
+            created_at=self.created_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GapRow:
+    topic: str
+    count: int
+    queries: list[str]
+    last_seen: datetime
+
+
+class AnalyticsRepository:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def _all(self, cls: type[T], sql: str, params: dict[str, Any]) -> list[T]:
+        async with (
+            self._pool.connection() as conn,
+            conn.cursor(row_factory=class_row(cls)) as cur,
+        ):
+            await cur.execute(sql, params)
+            return await cur.fetchall()
+
+    async def _one(self, cls: type[T], sql: str, params: dict[str, Any]) -> T:
+        rows = await self._all(cls, sql, params)
+        return rows[0]
+
+    @staticmethod
+    def _ns(namespaces: list[str] | None) -> TextArray | None:
+        return None if namespaces is None else TextArray(namespaces)
+
+    async def summary(self, namespaces: list[str] | None) -> Summary:
+        return await self._one(Summary, SUMMARY, {"ns": self._ns(namespaces)})
+
+    async def access_distribution(self, namespaces: list[str] | None) -> list[AccessBucket]:
+        found = await self._all(AccessBucket, ACCESS_DISTRIBUTION, {"ns": self._ns(namespaces)})
+        counts = {b.label: b.count for b in found}
+        return [AccessBucket(label, counts.get(label, 0)) for label in ACCESS_BUCKETS]
+
+    async def tag_effectiveness(
+        self, namespaces: list[str] | None, limit: int, min_memories: int
+    ) -> list[TagEffectiveness]:
+        params = {"ns": self._ns(namespaces), "limit": limit, "min_memories": min_memories}
+        return await self._all(TagEffectiveness, TAG_EFFECTIVENESS, params)
+
+    async def tag_use(self, namespaces: list[str] | None) -> list[TagUse]:
+        return await self._all(TagUse, TAG_USE, {"ns": self._ns(namespaces)})
+
+    async def setting(self, key: str) -> str | None:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute("SELECT value FROM settings WHERE key = %s", (key,))
+            row = await cur.fetchone()
+        return None if row is None else str(row["value"])
+
+    async def producer_quality(
+        self, namespaces: list[str] | None, by: str, limit: int, min_memories: int
+    ) -> list[ProducerQuality]:
+        sql = PRODUCER_QUALITY.format(column=PRODUCER_COLUMNS[by])
+        params = {"ns": self._ns(namespaces), "limit": limit, "min_memories": min_memories}
+        return await self._all(ProducerQuality, sql, params)
+
+    async def quality_trend(
+        self, namespaces: list[str] | None, unit: str, limit: int
+    ) -> list[QualityPeriod]:
+        params = {
+            "ns": self._ns(namespaces),
+            "unit": unit,
+            "label": PERIOD_LABELS[unit],
+            "limit": limit,
+        }
+        return await self._all(QualityPeriod, QUALITY_TREND, params)
+
+    async def quality_distribution(self, namespaces: list[str] | None) -> QualityDistribution:
+        return await self._one(
+            QualityDistribution, QUALITY_DISTRIBUTION, {"ns": self._ns(namespaces)}
+        )
+
+    async def embedding_models(self, namespaces: list[str] | None) -> list[ModelCount]:
+        return await self._all(ModelCount, EMBEDDING_MODELS, {"ns": self._ns(namespaces)})
+
+    async def decay_candidates(
+        self, namespaces: list[str] | None, decay_age_days: int, limit: int
+    ) -> list[DecayRow]:
+        params = {"ns": self._ns(namespaces), "decay_age_days": decay_age_days, "limit": limit}
+        return await self._all(DecayRow, DECAY_PREVIEW, params)
+
+    async def search_misses(
+        self, namespaces: list[str] | None, days: int, limit: int
+    ) -> list[SearchMiss]:
+        params = {"ns": self._ns(namespaces), "days": days, "limit": limit}
+        return await self._all(SearchMiss, SEARCH_MISSES, params)
+
+    async def knowledge_gaps(
+        self,
+        namespaces: list[str] | None,
+        *,
+        days: int,
+        min_count: int,
+        limit: int,
+        queries_per_topic: int,
+    ) -> list[GapRow]:
+        params = {
+            "ns": self._ns(namespaces),
+            "days": days,
+            "min_count": min_count,
+            "limit": limit,
+            "queries_per_topic": queries_per_topic,
+        }
+        return await self._all(GapRow, KNOWLEDGE_GAPS, params)
