@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from exocortex.api.chat import ChatRequest
 from exocortex.core.errors import InvalidArgument
-from exocortex.gateway.admin_schemas import ChatRequest
 from exocortex.gateway.routers.chat import private_removed
 
 SECRET = "tok-CHAT-9034"

@@ -7,6 +7,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
+from exocortex.api.limits import ID_MAX
 from exocortex.mcp.gateway import AUTH_HEADERS, GatewayClient
 from exocortex.mcp.models import Hit, Memory
 from exocortex.mcp.settings import Attribution, McpSettings
@@ -155,7 +156,7 @@ def ids_argument(ids: list[str], name: str = "ids") -> list[str]:
 def check_id(value: str, name: str = "id") -> str:
     """An id that is safe to put in a URL path."""
     cleaned = value.strip()
-    if not cleaned or "/" in cleaned or "?" in cleaned or len(cleaned) > 64:
+    if not cleaned or "/" in cleaned or "?" in cleaned or len(cleaned) > ID_MAX:
         raise ToolError(f"`{name}` is not an id: {value!r}")
     return cleaned
 

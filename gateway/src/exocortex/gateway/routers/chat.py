@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 from fastapi import APIRouter
 
+from exocortex.api.chat import ChatRequest, ChatResponse
 from exocortex.core.domain.text import strip_private
 from exocortex.core.errors import InvalidArgument
 from exocortex.gateway import convert, llm
-from exocortex.gateway.admin_schemas import ChatRequest, ChatResponse
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import admin_pb2, retrieval_pb2
 

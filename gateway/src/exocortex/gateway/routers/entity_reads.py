@@ -10,16 +10,19 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from google.protobuf.json_format import MessageToDict
 
+from exocortex.api.limits import ID_MAX, NAMESPACE_MAX
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import retrieval_pb2
 
 router = APIRouter(prefix="/api/entities", tags=["entities"])
 
-ENTITY_ID = Path(min_length=1, max_length=64, description="Entity id (ULID)")
+ENTITY_ID = Path(min_length=1, max_length=ID_MAX, description="Entity id (ULID)")
 Namespace = Annotated[
     str | None,
-    Query(min_length=1, max_length=128, description="Only this namespace (default: all)."),
+    Query(
+        min_length=1, max_length=NAMESPACE_MAX, description="Only this namespace (default: all)."
+    ),
 ]
 EntityType = Annotated[
     str | None,

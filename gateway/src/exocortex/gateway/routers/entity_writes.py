@@ -8,14 +8,16 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, status
 
+from exocortex.api.base import Ok
+from exocortex.api.entities import EntityCreate, EntityPatch, EntityRecord
+from exocortex.api.limits import ID_MAX
 from exocortex.gateway import admin_convert
-from exocortex.gateway.admin_schemas import EntityCreate, EntityPatch, EntityRecord, Ok
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import entities_pb2
 
 router = APIRouter(prefix="/api/entities", tags=["entities"])
 
-EntityId = Annotated[str, Path(min_length=1, max_length=64, description="Entity id (ULID)")]
+EntityId = Annotated[str, Path(min_length=1, max_length=ID_MAX, description="Entity id (ULID)")]
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=EntityRecord)

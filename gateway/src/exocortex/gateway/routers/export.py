@@ -11,8 +11,9 @@ import grpc
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
+from exocortex.api.backup import Backup
+from exocortex.api.limits import NAMESPACE_MAX
 from exocortex.core.logging import get_logger
-from exocortex.gateway.admin_schemas import Backup
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import admin_pb2
 
@@ -76,7 +77,11 @@ async def export(
     backends: BackendsDep,
     namespace: Annotated[
         str | None,
-        Query(min_length=1, max_length=128, description="Only this namespace (default: all)."),
+        Query(
+            min_length=1,
+            max_length=NAMESPACE_MAX,
+            description="Only this namespace (default: all).",
+        ),
     ] = None,
 ) -> StreamingResponse:
     """A JSON backup: memories with every field (not embeddings), links, entities, goals,

@@ -7,36 +7,39 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, status
 
-from exocortex.gateway import admin_convert, convert
-from exocortex.gateway.admin_schemas import (
+from exocortex.api.base import Ok
+from exocortex.api.goals import (
     Goal,
     GoalCreate,
     GoalList,
     GoalPatch,
     MilestoneCreate,
     MilestonePatch,
-    Ok,
     ProgressCreate,
     ProgressLogged,
 )
+from exocortex.api.limits import GOALS_LIMIT_MAX, ID_MAX, NAMESPACE_MAX, PROGRESS_LIMIT_MAX
+from exocortex.gateway import admin_convert, convert
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import goals_pb2, retrieval_pb2
 
 router = APIRouter(prefix="/api/goals", tags=["goals"])
 
-GoalId = Annotated[str, Path(min_length=1, max_length=64, description="Goal id (ULID)")]
-MilestoneId = Annotated[str, Path(min_length=1, max_length=64, description="Milestone id (ULID)")]
+GoalId = Annotated[str, Path(min_length=1, max_length=ID_MAX, description="Goal id (ULID)")]
+MilestoneId = Annotated[
+    str, Path(min_length=1, max_length=ID_MAX, description="Milestone id (ULID)")
+]
 
 
 @router.get("", response_model=GoalList)
 async def list_goals(
     backends: BackendsDep,
-    namespace: Annotated[str, Query(min_length=1, max_length=128)] = "default",
+    namespace: Annotated[str, Query(min_length=1, max_length=NAMESPACE_MAX)] = "default",
     goal_status: Annotated[
         Literal["active", "completed", "stalled", "abandoned", "all"],
         Query(alias="status", description="A status, or `all`."),
     ] = "active",
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: Annotated[int, Query(ge=1, le=GOALS_LIMIT_MAX)] = 100,
 ) -> dict[str, Any]:
     """Goals of a namespace, by priority then newest (active ones unless `status` says)."""
     reply: goals_pb2.ListGoalsResponse = await backends.goals.ListGoals(
@@ -68,7 +71,7 @@ async def create_goal(body: GoalCreate, backends: BackendsDep) -> dict[str, Any]
 async def get_goal(
     goal_id: GoalId,
     backends: BackendsDep,
-    progress_limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    progress_limit: Annotated[int, Query(ge=1, le=PROGRESS_LIMIT_MAX)] = 10,
 ) -> dict[str, Any]:
     """A goal with its milestones and its latest progress notes."""
     reply = await backends.goals.GetGoal(

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from exocortex.api.health import Health
 from exocortex.gateway.deps import BackendsDep
-from exocortex.gateway.schemas import Health
 
 router = APIRouter(tags=["health"])
 

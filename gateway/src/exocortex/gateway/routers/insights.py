@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from exocortex.api.limits import HIERARCHY_EPISODES_MAX, ID_MAX, NAMESPACE_MAX, TIMELINE_LIMIT_MAX
 from exocortex.gateway.deps import BackendsDep
 from exocortex.gateway.routers.entity_reads import report_body
 from exocortex.gateway.routers.when import parse_bound, zone
@@ -16,7 +17,9 @@ router = APIRouter(prefix="/api", tags=["insights"])
 
 Namespace = Annotated[
     str | None,
-    Query(min_length=1, max_length=128, description="Only this namespace (default: all)."),
+    Query(
+        min_length=1, max_length=NAMESPACE_MAX, description="Only this namespace (default: all)."
+    ),
 ]
 TimeZone = Annotated[str | None, Query(description="IANA zone that days are counted in.")]
 
@@ -44,11 +47,11 @@ async def timeline(
     namespace: Namespace = None,
     after: str | None = None,
     before: str | None = None,
-    limit: Annotated[int, Query(ge=1, le=365)] = 30,
+    limit: Annotated[int, Query(ge=1, le=TIMELINE_LIMIT_MAX)] = 30,
     include_memories: bool = True,
     timezone: TimeZone = None,
     mode: Annotated[str, Query(pattern="^(days|decisions|lineage)$")] = "days",
-    memory_id: Annotated[str | None, Query(max_length=64)] = None,
+    memory_id: Annotated[str | None, Query(max_length=ID_MAX)] = None,
 ) -> Any:
     """`days` (default): `[{date, count, memories}]`, newest day first, days in `timezone`.
     `decisions`: decision memories with what each supersedes. `lineage`: the supersession chain
@@ -94,7 +97,7 @@ async def hierarchy(
     month: Annotated[str | None, Query(pattern=r"^\d{4}-\d{2}$")] = None,
     after: str | None = None,
     before: str | None = None,
-    max_episodes: Annotated[int, Query(ge=1, le=100)] = 20,
+    max_episodes: Annotated[int, Query(ge=1, le=HIERARCHY_EPISODES_MAX)] = 20,
     timezone: TimeZone = None,
 ) -> dict[str, Any]:
     """Epochs (`epoch` tag) → themes (`narrative` tag) → episodes (the week before a theme)."""

@@ -13,17 +13,9 @@ import grpc
 from fastapi import APIRouter, HTTPException, Path, status
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from exocortex.core.domain.import_paths import (
-    SEND_CONTENT,
-    SEND_TRANSCRIPT,
-    relative_import_path,
-)
-from exocortex.core.errors import InvalidArgument
-from exocortex.core.logging import get_logger
-from exocortex.gateway import convert
-from exocortex.gateway.deps import BackendsDep
-from exocortex.gateway.schemas import MemoryCreate, StoredMemory
-from exocortex.gateway.write_schemas import (
+from exocortex.api.limits import ID_MAX
+from exocortex.api.memories import MemoryCreate, StoredMemory
+from exocortex.api.writes import (
     BulkResult,
     BulkTag,
     BulkUpdate,
@@ -40,13 +32,22 @@ from exocortex.gateway.write_schemas import (
     MemoryUpdate,
     UpdatedMemory,
 )
+from exocortex.core.domain.import_paths import (
+    SEND_CONTENT,
+    SEND_TRANSCRIPT,
+    relative_import_path,
+)
+from exocortex.core.errors import InvalidArgument
+from exocortex.core.logging import get_logger
+from exocortex.gateway import convert
+from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import common_pb2, ingest_pb2, retrieval_pb2
 
 log = get_logger(__name__)
 
 router = APIRouter(prefix="/api/memories", tags=["memories"])
 
-ID_PATH = Path(min_length=1, max_length=64, description="Memory id (ULID)")
+ID_PATH = Path(min_length=1, max_length=ID_MAX, description="Memory id (ULID)")
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "Not found"}}
 
 
@@ -386,7 +387,7 @@ async def create_link(
 async def delete_link(
     backends: BackendsDep,
     memory_id: str = ID_PATH,
-    target_id: str = Path(min_length=1, max_length=64, description="The linked memory's id"),
+    target_id: str = Path(min_length=1, max_length=ID_MAX, description="The linked memory's id"),
 ) -> dict[str, Any]:
     """Remove the link between two memories, whichever way it points."""
     reply: ingest_pb2.DeleteLinkResponse = await backends.ingest.DeleteLink(

@@ -8,68 +8,33 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
-from pydantic import BaseModel
 
+from exocortex.api.limits import (
+    DIFF_LIMIT_MAX,
+    ID_MAX,
+    NAMESPACE_MAX,
+    RECENT_LIMIT_MAX,
+    RECENT_OFFSET_MAX,
+)
+from exocortex.api.memories import Memory
+from exocortex.api.reads import Diff, Links, MemoryList, Namespaces
+from exocortex.api.vocabulary import ContentType
 from exocortex.core.errors import InvalidArgument, NotFound
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
 from exocortex.gateway.routers.memories import stamp
 from exocortex.gateway.routers.when import parse_bound, zone
-from exocortex.gateway.schemas import ContentType, Memory
 from exocortex.proto.v1 import retrieval_pb2
 
 router = APIRouter(prefix="/api/memories", tags=["memories"])
 
-ID_PATH = Path(min_length=1, max_length=64, description="Memory id (ULID)")
+ID_PATH = Path(min_length=1, max_length=ID_MAX, description="Memory id (ULID)")
 Namespace = Annotated[
     str | None,
-    Query(min_length=1, max_length=128, description="Only this namespace (default: all)."),
+    Query(
+        min_length=1, max_length=NAMESPACE_MAX, description="Only this namespace (default: all)."
+    ),
 ]
-
-
-class MemoryList(BaseModel):
-    results: list[Memory]
-    count: int
-    total: int
-
-
-class Namespaces(BaseModel):
-    namespaces: list[str]
-
-
-class DiffCounts(BaseModel):
-    created: int
-    updated: int
-    archived: int
-
-
-class Diff(BaseModel):
-    created: list[Memory]
-    updated: list[Memory]
-    archived: list[Memory]
-    counts: DiffCounts
-
-
-class LinkPreview(BaseModel):
-    id: str
-    content: str
-    content_type: str
-    importance: float
-    created_at: Any
-
-
-class MemoryLink(BaseModel):
-    memory_id: str
-    link_type: str
-    strength: float
-    direction: str
-    created_at: Any
-    preview: LinkPreview
-
-
-class Links(BaseModel):
-    links: list[MemoryLink]
-    count: int
 
 
 def _csv(value: str | None) -> list[str]:
@@ -162,8 +127,8 @@ async def recent(
 async def archived(
     backends: BackendsDep,
     namespace: Namespace = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=RECENT_LIMIT_MAX)] = 20,
+    offset: Annotated[int, Query(ge=0, le=RECENT_OFFSET_MAX)] = 0,
 ) -> dict[str, Any]:
     """Archived (inactive) memories, most recently archived first."""
     return await _list(backends, "archived", namespace=namespace, limit=limit, offset=offset)
@@ -181,7 +146,7 @@ async def namespaces(backends: BackendsDep) -> dict[str, Any]:
 async def diff(
     backends: BackendsDep,
     since: Annotated[str | None, Query(description="Date or ISO date-time (required).")] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    limit: Annotated[int, Query(ge=1, le=DIFF_LIMIT_MAX)] = 50,
     namespace: Namespace = None,
     timezone: str | None = None,
 ) -> dict[str, Any]:

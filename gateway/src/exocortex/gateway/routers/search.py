@@ -7,152 +7,25 @@ from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_json
 
+from exocortex.api.search import (
+    ContextGraphBody,
+    ContextGraphResponse,
+    FeedbackBody,
+    FeedbackResponse,
+    SearchBody,
+    SearchResponse,
+)
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
 from exocortex.gateway.routers.memories import stamp
 from exocortex.gateway.routers.when import parse_bound, zone
-from exocortex.gateway.schemas import CompactResult, ContentType, Memory, Source
 from exocortex.proto.v1 import maintenance_pb2, maintenance_pb2_grpc, retrieval_pb2
 
 router = APIRouter(prefix="/api/memories", tags=["search"])
 
 LINKED_CONTEXT = 3
-
-
-class SearchBody(BaseModel):
-    model_config = ConfigDict(
-        allow_inf_nan=False,
-        extra="forbid",
-        json_schema_extra={"examples": [{"query": "why did we pick NATS?", "limit": 5}]},
-    )
-
-    query: str = Field(min_length=1, max_length=4000)
-    expanded_query: str | None = Field(
-        default=None,
-        max_length=4000,
-        description="Your own rewording or extra terms: embedded with the query and OR-ed into "
-        "the keyword search.",
-    )
-    limit: int = Field(default=10, ge=1, le=100)
-    offset: int = Field(default=0, ge=0, le=10_000)
-    namespace: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=128,
-        description="Only this namespace; omitted or null: every namespace the API key may see.",
-    )
-    tags: list[str] = Field(default_factory=list, max_length=50)
-    content_type: ContentType | None = None
-    source: Source | None = None
-    after: str | None = Field(
-        default=None, description="Date (whole day in `timezone`) or ISO date-time; inclusive."
-    )
-    before: str | None = Field(
-        default=None, description="Date (whole day in `timezone`) or ISO date-time; exclusive."
-    )
-    timezone: str = Field(default="UTC", description="IANA zone for bare dates.")
-    min_importance: float | None = Field(default=None, ge=0, le=1)
-    min_score: float | None = Field(default=None, ge=0)
-    include_metadata: bool = False
-    compact: bool = False
-    max_tokens: int | None = Field(default=None, ge=100, le=100_000)
-    include_linked: bool = Field(
-        default=False, description="Add up to 3 memories linked to the results (1 hop)."
-    )
-
-
-class ContextGraphBody(BaseModel):
-    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
-
-    query: str = Field(min_length=1, max_length=4000)
-    namespace: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=128,
-        description="Only this namespace; omitted or null: every namespace the API key may see.",
-    )
-    limit: int = Field(default=10, ge=1, le=100)
-    max_tokens: int | None = Field(default=None, ge=100, le=100_000)
-    compact: bool = False
-    max_linked: int = Field(default=5, ge=0, le=50)
-
-
-class FeedbackBody(BaseModel):
-    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
-
-    ids: list[str] = Field(min_length=1, max_length=20)
-
-
-class ScoreBreakdown(BaseModel):
-    fused: float
-    vector_rank: int | None
-    keyword_rank: int | None
-    graph_rank: int | None
-    recency: float
-    frequency: float
-    usefulness: float
-    valence: float
-    tag: float
-    graph: float
-    metadata_penalty: float
-    boost: float
-    neighbour: float = Field(
-        description="Fused score passed on by strong hits stored right before or after it."
-    )
-    quality: float = Field(
-        description="0..1 from importance, usefulness, use, links and age (a boost signal)."
-    )
-    goal_relevance: float = Field(
-        description="0..1: progress on an active goal (1 logged, 0.7 found by enrichment)."
-    )
-
-
-class SearchResult(BaseModel):
-    memory: Memory
-    score: float
-    vector_score: float
-    fts_score: float
-    recency_score: float = Field(description="The recency signal (also in the breakdown).")
-    frequency_score: float = Field(description="The frequency signal (also in the breakdown).")
-    score_breakdown: ScoreBreakdown
-
-
-class LinkedResult(BaseModel):
-    memory: Memory
-    score: float = Field(description="The link strength.")
-    linked_from: str
-    link_type: str
-
-
-class SearchResponse(BaseModel):
-    results: list[SearchResult] | list[CompactResult]
-    count: int
-    mode: str
-    degraded: list[str]
-    linked: list[LinkedResult] = Field(default_factory=list)
-    expansion_terms: list[str] = Field(
-        default_factory=list,
-        description="Terms query expansion OR-ed into the keyword search (entity names, "
-        "aliases and related entities; tag aliases).",
-    )
-
-
-class ContextGraphResponse(BaseModel):
-    results: list[dict[str, Any]] = Field(
-        description="Seeds `{memory, score}` (compact: `{id, preview, score, tags, created_at}`)"
-        " then linked memories `{memory, score (= link strength), linked_from, link_type}`."
-    )
-    count: int
-    linked_count: int
-
-
-class FeedbackResponse(BaseModel):
-    recorded: int
-    recorded_ids: list[str]
-    missing_ids: list[str]
 
 
 def search_result(r: retrieval_pb2.SearchResult) -> dict[str, Any]:

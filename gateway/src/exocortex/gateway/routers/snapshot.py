@@ -2,49 +2,45 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
 
+from exocortex.api.limits import (
+    NAMESPACE_MAX,
+    PROJECT_NAME_MAX,
+    SNAPSHOT_DAYS_MAX,
+    SNAPSHOT_SECTION_MAX,
+)
+from exocortex.api.reads import Snapshot
 from exocortex.gateway import admin_convert
-from exocortex.gateway.admin_schemas import Goal
 from exocortex.gateway.deps import BackendsDep
 from exocortex.gateway.routers.search import compact_result
-from exocortex.gateway.schemas import CompactResult
 from exocortex.proto.v1 import retrieval_pb2
 
 router = APIRouter(prefix="/api", tags=["insights"])
 
 
 def _section_limit(default: int, what: str) -> Any:
-    return Query(ge=1, le=50, description=f"At most this many {what} (default {default}).")
-
-
-class Snapshot(BaseModel):
-    project: str
-    namespace: str
-    days: int
-    since: datetime = Field(description="Start of the recent-activity window.")
-    recent: list[CompactResult] = Field(description="Memories about the project since `since`.")
-    decisions: list[CompactResult] = Field(description="Tagged `decision`.")
-    open_threads: list[CompactResult] = Field(
-        description="Tagged `plan`, `todo`, `next-steps` or `in-progress`."
+    return Query(
+        ge=1, le=SNAPSHOT_SECTION_MAX, description=f"At most this many {what} (default {default})."
     )
-    techniques: list[CompactResult] = Field(description="Tagged `technique`.")
-    goals: list[Goal] = Field(description="Active goals of the namespace, by priority then newest.")
-    degraded: list[str] = Field(description="Indexes that could not answer a search section.")
 
 
 @router.get("/snapshot", response_model=Snapshot)
 async def project_snapshot(
     backends: BackendsDep,
     project: Annotated[
-        str, Query(min_length=1, max_length=255, description="The project's name (the query).")
+        str,
+        Query(
+            min_length=1, max_length=PROJECT_NAME_MAX, description="The project's name (the query)."
+        ),
     ],
-    namespace: Annotated[str, Query(min_length=1, max_length=128)] = "default",
-    days: Annotated[int, Query(ge=1, le=365, description="Recent activity window.")] = 14,
+    namespace: Annotated[str, Query(min_length=1, max_length=NAMESPACE_MAX)] = "default",
+    days: Annotated[
+        int, Query(ge=1, le=SNAPSHOT_DAYS_MAX, description="Recent activity window.")
+    ] = 14,
     recent_limit: Annotated[int, _section_limit(10, "recent memories")] = 10,
     decisions_limit: Annotated[int, _section_limit(5, "decisions")] = 5,
     open_threads_limit: Annotated[int, _section_limit(5, "open threads")] = 5,

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from exocortex.api.limits import PROGRESS_LIMIT_MAX
+from exocortex.api.vocabulary import GoalStatus, MilestoneStatus, Priority
 from exocortex.mcp.common import Api, body, check_id, hit, items, require_text, result
 from exocortex.mcp.models import Goal, GoalListOutput, GoalLogOutput, GoalOutput
 from exocortex.mcp.tools.writes import Unit
@@ -13,9 +15,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
-Status = Literal["active", "completed", "stalled", "abandoned"]
-Priority = Literal["low", "medium", "high", "critical"]
-MilestoneStatus = Literal["pending", "in_progress", "completed"]
 Deadline = Annotated[str | None, Field(description="ISO 8601 date")]
 
 
@@ -73,7 +72,7 @@ async def goal_create(
 
 async def goal_list(
     ctx: Context,
-    status: Status | Literal["all"] = "active",
+    status: GoalStatus | Literal["all"] = "active",
     include_progress: Annotated[bool, Field(description="show milestones")] = False,
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, GoalListOutput]:
@@ -90,7 +89,7 @@ async def goal_list(
 
 
 async def goal_get(
-    ctx: Context, id: str, progress_limit: Annotated[int, Field(ge=1, le=100)] = 10
+    ctx: Context, id: str, progress_limit: Annotated[int, Field(ge=1, le=PROGRESS_LIMIT_MAX)] = 10
 ) -> Annotated[CallToolResult, GoalOutput]:
     """A goal with its milestones and recent progress."""
     raw = await Api(ctx).call(
@@ -105,7 +104,7 @@ async def goal_update(
     id: str,
     title: str | None = None,
     description: Annotated[str | None, Field(description="empty clears")] = None,
-    status: Status | None = None,
+    status: GoalStatus | None = None,
     priority: Priority | None = None,
     deadline: Annotated[str | None, Field(description="ISO 8601 date; empty clears")] = None,
     metadata: Annotated[dict[str, Any] | None, Field(description="merged")] = None,

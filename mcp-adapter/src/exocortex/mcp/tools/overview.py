@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from exocortex.api.limits import SNAPSHOT_DAYS_MAX
 from exocortex.mcp.common import Api, hit, render_hit, result
 from exocortex.mcp.gateway import UnsupportedRoute
 from exocortex.mcp.models import Hit, PingOutput, SnapshotOutput
@@ -21,7 +22,7 @@ async def memory_project_snapshot(
     ctx: Context,
     project: str | None = None,
     cwd: Annotated[str | None, Field(description="its folder name is the project")] = None,
-    days: Annotated[int, Field(ge=1, le=365)] = 14,
+    days: Annotated[int, Field(ge=1, le=SNAPSHOT_DAYS_MAX)] = 14,
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, SnapshotOutput]:
     """Project snapshot: recent activity, decisions, open threads, techniques, goals."""

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from exocortex.api import limits
+from exocortex.api.vocabulary import ContentType
 from exocortex.mcp.common import (
     Api,
     body,
@@ -33,13 +35,24 @@ from exocortex.mcp.models import (
     SearchOutput,
     TimelineOutput,
 )
-from exocortex.mcp.tools.writes import ContentType, Tags
+from exocortex.mcp.tools.writes import Tags
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
-MaxTokens = Annotated[int, Field(ge=100, le=100_000, description="pack results into this budget")]
+MaxTokens = Annotated[
+    int,
+    Field(ge=limits.TOKENS_MIN, le=limits.TOKENS_MAX, description="pack results into this budget"),
+]
 Date = Annotated[str, Field(description="ISO 8601 date or time")]
 
+
+# The tools' result counts are the original tools' ranges, tighter than what REST accepts: every
+# result costs the agent context, and agents' prompts were written against these bounds. min()
+# keeps each one within the REST bound it is sent to.
+SEARCH_LIMIT_MAX = min(50, limits.SEARCH_LIMIT_MAX)
+CONTEXT_LIMIT_MAX = min(30, limits.SEARCH_LIMIT_MAX)
+BROWSE_LIMIT_MAX = min(50, limits.RECENT_LIMIT_MAX)
+TIMELINE_LIMIT_MAX = min(200, limits.TIMELINE_LIMIT_MAX)
 
 # memory_timeline's default lengths: entries, and episodes per month in hierarchy mode.
 TIMELINE_LIMIT = 50
@@ -68,11 +81,11 @@ async def search(api: Api, payload: dict[str, Any]) -> SearchOutput:
 def search_body(
     query: str, limit: int, compact: bool, max_tokens: int | None, **filters: Any
 ) -> dict[str, Any]:
-    """A search request: packing fetches up to 50 candidates to fill the budget; plain mode
-    (neither compact nor packed) asks for the 1-hop linked section."""
+    """A search request: packing fetches as many candidates as a tool may show, to fill the
+    budget; plain mode (neither compact nor packed) asks for the 1-hop linked section."""
     return body(
         query=query,
-        limit=50 if max_tokens else limit,
+        limit=SEARCH_LIMIT_MAX if max_tokens else limit,
         compact=compact or None,
         max_tokens=max_tokens,
         include_linked=(not compact and max_tokens is None) or None,
@@ -98,7 +111,7 @@ async def memory_search(
     ctx: Context,
     query: Annotated[str, Field(min_length=1)],
     expanded_query: Annotated[str, Field(description="your rewording/synonyms")] | None = None,
-    limit: Annotated[int, Field(ge=1, le=50)] = 10,
+    limit: Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX)] = 10,
     tags: Tags | None = None,
     after: Date | None = None,
     before: Date | None = None,
@@ -148,7 +161,7 @@ def packed_tokens(out: SearchOutput, *, full: bool) -> int:
 async def memory_context(
     ctx: Context,
     topic: Annotated[str, Field(min_length=1)],
-    limit: Annotated[int, Field(ge=1, le=30)] = 15,
+    limit: Annotated[int, Field(ge=1, le=CONTEXT_LIMIT_MAX)] = 15,
     compact: bool = False,
     max_tokens: MaxTokens | None = None,
     namespace: str | None = None,
@@ -196,7 +209,7 @@ async def memory_browse(
     content_type: ContentType | None = None,
     after: Date | None = None,
     before: Date | None = None,
-    limit: Annotated[int, Field(ge=1, le=50)] = 20,
+    limit: Annotated[int, Field(ge=1, le=BROWSE_LIMIT_MAX)] = 20,
     compact: bool = False,
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, ListOutput]:
@@ -228,7 +241,7 @@ async def browse(api: Api, **filters: Any) -> list[Hit]:
 async def memory_diff(
     ctx: Context,
     since: Date,
-    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+    limit: Annotated[int, Field(ge=1, le=limits.DIFF_LIMIT_MAX)] = 50,
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, DiffOutput]:
     """What was created, updated and archived since a time."""
@@ -301,7 +314,8 @@ async def memory_timeline(
     after: Date | None = None,
     before: Date | None = None,
     limit: Annotated[
-        int | None, Field(ge=1, le=200, description="50; episodes per month in hierarchy: 20")
+        int | None,
+        Field(ge=1, le=TIMELINE_LIMIT_MAX, description="50; episodes per month in hierarchy: 20"),
     ] = None,
     tags: Tags | None = None,
     namespace: str | None = None,
@@ -317,7 +331,7 @@ async def memory_timeline(
                 "month": month,
                 "after": after,
                 "before": before,
-                "max_episodes": min(limit, 100),
+                "max_episodes": min(limit, limits.HIERARCHY_EPISODES_MAX),
                 "namespace": namespace,
             },
         )
@@ -345,7 +359,11 @@ async def memory_timeline(
         found = await search(
             api,
             body(
-                query=topic, limit=min(limit, 50), after=after, before=before, namespace=namespace
+                query=topic,
+                limit=min(limit, SEARCH_LIMIT_MAX),
+                after=after,
+                before=before,
+                namespace=namespace,
             ),
         )
         hits = sorted(found.results, key=lambda h: h.created_at or "")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import glob
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from exocortex.api.limits import FEEDBACK_IDS_MAX, INGEST_FILES_MAX, TAG_CHARS_MAX, TAGS_MAX
+from exocortex.api.vocabulary import ContentType, LinkType
 from exocortex.mcp.common import (
     Api,
     body,
@@ -34,13 +36,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
-ContentType = Literal["text", "note", "decision", "conversation", "summary"]
-LinkType = Literal["related", "elaborates", "contradicts", "supersedes", "supports", "derived_from"]
 Unit = Annotated[float, Field(ge=0, le=1)]
 Valence = Annotated[float, Field(ge=-1, le=1)]
-Tags = list[Annotated[str, Field(max_length=100)]]
-# Files an agent may hand to memory_ingest in one call; a glob can match far more.
-MAX_INGEST_FILES = 200
+Tags = Annotated[list[Annotated[str, Field(max_length=TAG_CHARS_MAX)]], Field(max_length=TAGS_MAX)]
+# Files an agent may hand to memory_ingest in one call (a glob can match far more): what one
+# REST ingest accepts.
+MAX_INGEST_FILES = INGEST_FILES_MAX
 MAX_FILE_BYTES = 5 * 1024 * 1024
 # The attribution fields a session digest records.
 DIGEST_WHO = ("agent", "session_id", "model_id", "provider")
@@ -215,7 +216,7 @@ async def memory_forget(
 
 
 async def memory_feedback(
-    ctx: Context, ids: Annotated[list[str], Field(min_length=1, max_length=20)]
+    ctx: Context, ids: Annotated[list[str], Field(min_length=1, max_length=FEEDBACK_IDS_MAX)]
 ) -> Annotated[CallToolResult, FeedbackOutput]:
     """Mark memories as useful; improves their future ranking."""
     raw = await Api(ctx).call("POST", "/api/memories/feedback", json={"ids": ids_argument(ids)})
