@@ -8,8 +8,9 @@ TORCH_VERSION := 2.13.0
 # CPU-only torch: the embedding model runs on the CPU, and the default PyPI build of torch on
 # Linux pulls several GB of CUDA libraries.
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
-MEMBERS := libs/proto libs/core libs/api libs/encoders libs/testing services/cli services/embedding \
-	services/ingest services/retrieval services/enrichment services/maintenance gateway mcp-adapter
+MEMBERS := libs/proto libs/core libs/api libs/encoders libs/indexes libs/testing services/cli \
+	services/embedding services/ingest services/retrieval services/enrichment services/maintenance \
+	gateway mcp-adapter
 STAMP := $(VENV)/.installed
 
 DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio-tools PyYAML \
@@ -67,7 +68,7 @@ lint: install ## ruff
 	$(VENV)/bin/ruff format --check .
 
 typecheck: install ## mypy --strict on hand-written code
-	$(VENV)/bin/mypy libs/core/src libs/api/src libs/encoders/src libs/testing/src services/*/src gateway/src mcp-adapter/src
+	$(VENV)/bin/mypy libs/core/src libs/api/src libs/encoders/src libs/indexes/src libs/testing/src services/*/src gateway/src mcp-adapter/src
 
 proto: install ## regenerate the gRPC stubs from protos/
 	$(PY) protos/generate.py

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from ulid import ULID
 
-from exocortex.core.indexes.base import IndexDocument, IndexFilter
-from exocortex.core.indexes.factory import open_keyword_index, open_vector_index
+from exocortex.indexes.base import IndexDocument, IndexFilter
+from exocortex.indexes.factory import open_keyword_index, open_vector_index
 
 DIM = 384
 

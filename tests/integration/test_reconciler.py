@@ -20,10 +20,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 
 from exocortex.cli.stack import Stack, StackConfig
-from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
-from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.core.repositories import memories
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.retrieval.projector import to_document
 from exocortex.testing.rest import search, stored, wait_enriched
 

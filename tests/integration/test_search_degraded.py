@@ -12,13 +12,13 @@ from ulid import ULID
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.db.pool import open_pool
-from exocortex.core.indexes.base import IndexDocument
-from exocortex.core.indexes.meilisearch_index import MeilisearchKeywordIndex
-from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
-from exocortex.core.indexes.qdrant_server_index import QdrantServerVectorIndex
-from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.settings_cache import SettingsCache
+from exocortex.indexes.base import IndexDocument
+from exocortex.indexes.meilisearch_index import MeilisearchKeywordIndex
+from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.indexes.qdrant_server_index import QdrantServerVectorIndex
+from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.proto.v1 import retrieval_pb2
 from exocortex.retrieval.search import SearchService
 from exocortex.testing.indexes import index_document

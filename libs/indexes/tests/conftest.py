@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from ulid import ULID
 
-from exocortex.core.indexes.base import IndexDocument, KeywordIndex, Vector, VectorIndex
+from exocortex.indexes.base import IndexDocument, KeywordIndex, Vector, VectorIndex
 
 DIM = 384
 BASE_TIME = datetime(2025, 1, 1, tzinfo=UTC)
@@ -69,11 +69,11 @@ async def vector_index(
     kind: str = request.param
     index: VectorIndex
     if kind == "qdrant-edge":
-        from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+        from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 
         index = QdrantEdgeVectorIndex(tmp_path / "qdrant", DIM)
     else:
-        from exocortex.core.indexes.qdrant_server_index import QdrantServerVectorIndex
+        from exocortex.indexes.qdrant_server_index import QdrantServerVectorIndex
 
         collection = f"test_{ULID()}".lower()
         if kind == "qdrant-local":
@@ -97,14 +97,14 @@ async def keyword_index(
     kind: str = request.param
     index: KeywordIndex
     if kind == "tantivy":
-        from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
+        from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 
         index = TantivyKeywordIndex(tmp_path / "tantivy")
     else:
         url = os.environ.get("EXO_TEST_MEILI_URL")
         if not url:
             pytest.skip("EXO_TEST_MEILI_URL is not set: no Meilisearch server to test against")
-        from exocortex.core.indexes.meilisearch_index import MeilisearchKeywordIndex
+        from exocortex.indexes.meilisearch_index import MeilisearchKeywordIndex
 
         index = MeilisearchKeywordIndex(url, os.environ.get("EXO_TEST_MEILI_KEY"), f"test_{ULID()}")
     try:

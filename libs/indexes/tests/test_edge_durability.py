@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from exocortex.core.indexes.base import IndexDocument, IndexFilter
-from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.indexes.base import IndexDocument, IndexFilter
+from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.testing.indexes import index_document
 
 HERE = str(Path(__file__).resolve().parent)
@@ -41,7 +41,7 @@ _WRITER = textwrap.dedent(
     from pathlib import Path
     sys.path[:0] = [p for p in sys.argv[2:] if p]
     from test_edge_durability import docs
-    from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+    from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 
     async def main() -> None:
         index = QdrantEdgeVectorIndex(Path(sys.argv[1]), 8)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from exocortex.core.indexes.base import IndexDocument, IndexFilter
-from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.indexes.base import IndexDocument, IndexFilter
+from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.testing.indexes import index_document
 
 DIM = 8

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from exocortex.core.indexes import qdrant_edge_index
-from exocortex.core.indexes.base import IndexDocument, IndexFilter
-from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.indexes import qdrant_edge_index
+from exocortex.indexes.base import IndexDocument, IndexFilter
+from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.testing.indexes import index_document
 
 DIM = 64

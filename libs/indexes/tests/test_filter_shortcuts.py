@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from exocortex.core.indexes.base import IndexFilter
-from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
-from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
+from exocortex.indexes.base import IndexFilter
+from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 
 from .conftest import DIM, DocFactory, unit_vectors
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from exocortex.core.indexes.base import IndexFilter, KeywordIndex
+from exocortex.indexes.base import IndexFilter, KeywordIndex
 
 from .conftest import DocFactory, days
 
@@ -196,7 +196,7 @@ async def test_held_lists_every_flushed_id_with_its_version_across_pages(
 
 
 async def test_tantivy_persists_across_reopen(tmp_path: Path, make_doc: DocFactory) -> None:
-    from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
+    from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 
     doc = make_doc(content="persistent lighthouse keeper", version=5)
     index = TantivyKeywordIndex(tmp_path / "t")
@@ -214,7 +214,7 @@ async def test_tantivy_persists_across_reopen(tmp_path: Path, make_doc: DocFacto
 
 
 async def test_tantivy_unflushed_writes_survive_close(tmp_path: Path, make_doc: DocFactory) -> None:
-    from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
+    from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 
     doc = make_doc(content="closing commits pending writes")
     index = TantivyKeywordIndex(tmp_path / "t")

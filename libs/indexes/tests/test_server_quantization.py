@@ -13,8 +13,8 @@ from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 from ulid import ULID
 
-from exocortex.core.indexes.base import IndexFilter
-from exocortex.core.indexes.qdrant_server_index import (
+from exocortex.indexes.base import IndexFilter
+from exocortex.indexes.qdrant_server_index import (
     QUANTIZATION,
     SEARCH_PARAMS,
     QdrantServerVectorIndex,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from exocortex.core.indexes.base import IndexFilter, VectorIndex
+from exocortex.indexes.base import IndexFilter, VectorIndex
 
 from .conftest import BASE_TIME, DIM, DocFactory, days, unit_vectors
 
@@ -194,7 +194,7 @@ async def test_held_is_empty_for_an_empty_index(vector_index: VectorIndex) -> No
 
 
 async def test_edge_shard_persists_across_reopen(tmp_path: Path, make_doc: DocFactory) -> None:
-    from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+    from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 
     vs = unit_vectors(4, seed=19)
     docs = [make_doc(vector=v, namespace="p") for v in vs]
@@ -214,7 +214,7 @@ async def test_edge_shard_persists_across_reopen(tmp_path: Path, make_doc: DocFa
 
 
 async def test_edge_optimize_keeps_results(tmp_path: Path, make_doc: DocFactory) -> None:
-    from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+    from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 
     vs = unit_vectors(300, seed=23)
     docs = [make_doc(vector=v, namespace=f"n{i % 3}") for i, v in enumerate(vs)]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from exocortex.core.domain.vectors import to_bytes
-from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.proto.v1 import retrieval_pb2
 from exocortex.retrieval.nearest import nearest
 from exocortex.testing.indexes import index_document

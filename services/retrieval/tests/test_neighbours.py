@@ -4,7 +4,7 @@ from typing import Any
 import numpy as np
 
 from exocortex.core.domain.vectors import Vector
-from exocortex.core.indexes.base import IndexFilter
+from exocortex.indexes.base import IndexFilter
 from exocortex.retrieval.neighbours import (
     CEILING,
     Credit,

@@ -4,7 +4,7 @@ Import the adapters from their own modules (or use :mod:`.factory`); this packag
 the engine-neutral interface so importing it never loads an engine.
 """
 
-from exocortex.core.indexes.base import (
+from exocortex.indexes.base import (
     IndexDocument,
     IndexFilter,
     IndexHit,

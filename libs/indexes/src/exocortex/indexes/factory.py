@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exocortex.core.indexes.base import KeywordIndex, VectorIndex
+from exocortex.indexes.base import KeywordIndex, VectorIndex
 
 
 async def open_vector_index(
@@ -17,12 +17,12 @@ async def open_vector_index(
 ) -> VectorIndex:
     """Qdrant server at `qdrant_url`, or a Qdrant Edge shard under `data_dir/qdrant`."""
     if qdrant_url:
-        from exocortex.core.indexes.qdrant_server_index import QdrantServerVectorIndex
+        from exocortex.indexes.qdrant_server_index import QdrantServerVectorIndex
 
         server = QdrantServerVectorIndex(qdrant_url, qdrant_api_key, collection, dim)
         await server.ensure_collection()
         return server
-    from exocortex.core.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
+    from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 
     return QdrantEdgeVectorIndex(data_dir / "qdrant", dim)
 
@@ -36,11 +36,11 @@ async def open_keyword_index(
 ) -> KeywordIndex:
     """Meilisearch at `meili_url`, or a tantivy index under `data_dir/tantivy`."""
     if meili_url:
-        from exocortex.core.indexes.meilisearch_index import MeilisearchKeywordIndex
+        from exocortex.indexes.meilisearch_index import MeilisearchKeywordIndex
 
         meili = MeilisearchKeywordIndex(meili_url, meili_api_key, index_uid)
         await meili.ensure_index()
         return meili
-    from exocortex.core.indexes.tantivy_index import TantivyKeywordIndex
+    from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 
     return TantivyKeywordIndex(data_dir / "tantivy")

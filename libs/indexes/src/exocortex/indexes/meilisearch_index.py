@@ -15,9 +15,9 @@ from typing import Any
 from meilisearch_python_sdk import AsyncClient
 from meilisearch_python_sdk.models.settings import MeilisearchSettings
 
-from exocortex.core.indexes._text import ENGLISH_STOPWORDS, query_terms
-from exocortex.core.indexes.base import IndexDocument, IndexFilter, IndexHit
-from exocortex.core.indexes.qdrant_common import epoch_seconds
+from exocortex.indexes._text import ENGLISH_STOPWORDS, query_terms
+from exocortex.indexes.base import IndexDocument, IndexFilter, IndexHit
+from exocortex.indexes.qdrant_common import epoch_seconds
 
 _SETTINGS = MeilisearchSettings(
     searchable_attributes=["keywords", "content"],

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ulid import ULID
 
-from exocortex.core.indexes.base import IndexDocument, IndexFilter
+from exocortex.indexes.base import IndexDocument, IndexFilter
 
 # Ids that are not ULIDs (never produced by the product, but possible in imports) still get a
 # stable point id: a name-based UUID under a fixed namespace.

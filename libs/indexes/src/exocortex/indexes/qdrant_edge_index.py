@@ -39,8 +39,8 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from exocortex.core.indexes.base import IndexDocument, IndexFilter, IndexHit, Vector
-from exocortex.core.indexes.qdrant_common import (
+from exocortex.indexes.base import IndexDocument, IndexFilter, IndexHit, Vector
+from exocortex.indexes.qdrant_common import (
     HELD_PAGE,
     HIT_FIELDS,
     PAYLOAD_INDEXES,

@@ -18,8 +18,8 @@ from typing import Any
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
 
-from exocortex.core.indexes.base import IndexDocument, IndexFilter, IndexHit, Vector
-from exocortex.core.indexes.qdrant_common import (
+from exocortex.indexes.base import IndexDocument, IndexFilter, IndexHit, Vector
+from exocortex.indexes.qdrant_common import (
     HELD_PAGE,
     HIT_FIELDS,
     PAYLOAD_INDEXES,

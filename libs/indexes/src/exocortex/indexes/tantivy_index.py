@@ -23,8 +23,8 @@ from typing import Any
 
 import tantivy
 
-from exocortex.core.indexes._text import MAX_TERM_CHARS, query_terms
-from exocortex.core.indexes.base import IndexDocument, IndexFilter, IndexHit
+from exocortex.indexes._text import MAX_TERM_CHARS, query_terms
+from exocortex.indexes.base import IndexDocument, IndexFilter, IndexHit
 
 _TEXT_FIELDS = (("content", 1.0), ("keywords", 2.0))
 # How many filter terms a new snapshot counts ahead of searches (see _commit).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from exocortex.core.indexes.base import IndexDocument
+from exocortex.indexes.base import IndexDocument
 
 
 def index_document(memory_id: str, **overrides: Any) -> IndexDocument:

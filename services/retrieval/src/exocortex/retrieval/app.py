@@ -11,13 +11,13 @@ from exocortex.core.bus.client import DurableConsumer, connect
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.db.pool import open_pool
 from exocortex.core.errors import ExoError
-from exocortex.core.indexes.base import KeywordIndex, VectorIndex
-from exocortex.core.indexes.factory import open_keyword_index, open_vector_index
 from exocortex.core.logging import get_logger
 from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
+from exocortex.indexes.base import KeywordIndex, VectorIndex
+from exocortex.indexes.factory import open_keyword_index, open_vector_index
 from exocortex.proto.v1 import admin_pb2_grpc, embedding_pb2, retrieval_pb2_grpc
 from exocortex.retrieval import metrics
 from exocortex.retrieval.entities import EntityService

@@ -10,7 +10,7 @@ import numpy as np
 
 from exocortex.core.domain.vectors import from_bytes
 from exocortex.core.errors import InvalidArgument
-from exocortex.core.indexes.base import IndexFilter, IndexHit, VectorIndex
+from exocortex.indexes.base import IndexFilter, IndexHit, VectorIndex
 from exocortex.proto.v1 import retrieval_pb2
 
 MAX_QUERIES = 512

@@ -43,7 +43,7 @@ from psycopg import AsyncConnection
 
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.domain.vectors import Vector, from_bytes
-from exocortex.core.indexes.base import IndexFilter
+from exocortex.indexes.base import IndexFilter
 
 Row = dict[str, Any]
 # Seed id → its arrival neighbours as (id, distance), nearest first.

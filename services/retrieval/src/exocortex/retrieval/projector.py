@@ -17,9 +17,9 @@ from nats.aio.msg import Msg
 from psycopg_pool import AsyncConnectionPool
 
 from exocortex.core.domain.vectors import from_bytes
-from exocortex.core.indexes.base import IndexDocument, KeywordIndex, VectorIndex
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
+from exocortex.indexes.base import IndexDocument, KeywordIndex, VectorIndex
 from exocortex.proto.v1 import events_pb2
 from exocortex.retrieval import metrics
 from exocortex.retrieval.waiters import IndexedVersions

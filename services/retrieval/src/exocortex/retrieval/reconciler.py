@@ -29,8 +29,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from exocortex.core.indexes.base import KeywordIndex, VectorIndex
 from exocortex.core.logging import get_logger
+from exocortex.indexes.base import KeywordIndex, VectorIndex
 from exocortex.retrieval import metrics
 from exocortex.retrieval.projector import IndexKind, Projector, Reason
 

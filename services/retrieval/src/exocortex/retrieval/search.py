@@ -24,10 +24,10 @@ from exocortex.core.domain.tags import alias_map, expand_aliases
 from exocortex.core.domain.text import strip_private
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
-from exocortex.core.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
+from exocortex.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
 from exocortex.proto.v1 import retrieval_pb2
 from exocortex.retrieval import (
     bounds,

@@ -13,9 +13,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from exocortex.core import scope
 from exocortex.core.domain.tags import alias_map, expand_aliases
 from exocortex.core.errors import InvalidArgument
-from exocortex.core.indexes.base import KeywordIndex, VectorIndex
 from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
+from exocortex.indexes.base import KeywordIndex, VectorIndex
 from exocortex.proto.v1 import retrieval_pb2, retrieval_pb2_grpc
 from exocortex.retrieval.entities import EntityFilter, EntityService
 from exocortex.retrieval.nearest import nearest
