@@ -1,5 +1,9 @@
-"""Serves a built single-page dashboard at "/": real files as they are, and index.html for any
-other non-API path so client-side routes survive a reload."""
+"""Serves the built dashboard (``dashboard/dist``) at "/": real files as they are, and
+index.html for any other path that is not the API's, so client-side routes survive a reload.
+
+Caching: the build names every file under ``assets/`` by a hash of its content, so those are
+cached for a year and never revalidated; everything else (index.html above all, which names
+the current hashes) is ``no-cache``, so a new build is seen on the next load."""
 
 from __future__ import annotations
 
@@ -15,18 +19,35 @@ from exocortex.core.logging import get_logger
 
 log = get_logger(__name__)
 
-# Paths that are never the dashboard's: an unknown one is a 404 problem, not index.html.
-_NOT_DASHBOARD = ("api/", "api", "health", "metrics", "docs", "redoc", "openapi.json")
+# First path segments that are never the dashboard's: an unknown one there is the API's 404
+# problem, not index.html.
+NOT_DASHBOARD = frozenset({"api", "health", "metrics", "docs", "redoc", "openapi.json"})
+# Where the build puts its content-hashed files.
+HASHED_DIR = "assets"
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+
+
+def _first_segment(path: str) -> str:
+    return path.lstrip("/").split("/", 1)[0]
 
 
 class SpaFiles(StaticFiles):
     async def get_response(self, path: str, scope: Scope) -> Response:
+        segment = _first_segment(path)
         try:
-            return await super().get_response(path, scope)
+            response = await super().get_response(path, scope)
         except HTTPException as exc:
-            if exc.status_code != 404 or path.startswith(_NOT_DASHBOARD):
+            # A missing hashed file stays a 404: index.html in its place would be cached as
+            # JavaScript for a year.
+            if exc.status_code != 404 or segment in NOT_DASHBOARD or segment == HASHED_DIR:
                 raise
-            return await super().get_response("index.html", scope)
+            response = await super().get_response("index.html", scope)
+            response.headers["Cache-Control"] = REVALIDATE
+            return response
+        hashed = segment == HASHED_DIR and response.status_code in (200, 304)
+        response.headers["Cache-Control"] = IMMUTABLE if hashed else REVALIDATE
+        return response
 
 
 def mount_dashboard(app: FastAPI, directory: Path) -> None:
