@@ -21,6 +21,7 @@ from exocortex.gateway.limits import BodyLimitMiddleware
 from exocortex.gateway.observe import ObserveMiddleware
 from exocortex.gateway.openapi import build_openapi
 from exocortex.gateway.routers import (
+    analytics,
     chat,
     entity_reads,
     entity_writes,
@@ -66,6 +67,7 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     export.router,
     chat.router,
     whoami.router,
+    analytics.router,
     reads.router,
 )
 

@@ -15,6 +15,8 @@ from exocortex.core.bus.client import DurableConsumer
 from exocortex.core.logging import get_logger
 from exocortex.core.worker import open_worker
 from exocortex.maintenance import metrics
+from exocortex.maintenance.analytics import wiring as analytics
+from exocortex.maintenance.analytics.servicer import AnalyticsServicer
 from exocortex.maintenance.recorder import SearchRecorder
 from exocortex.maintenance.servicer import MaintenanceServicer
 from exocortex.maintenance.settings import MaintenanceSettings
@@ -26,6 +28,7 @@ log = get_logger(__name__)
 async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
         servicer = MaintenanceServicer()
+        analytics_servicer = AnalyticsServicer()
         worker = await open_worker(
             stack,
             "maintenance",
@@ -35,9 +38,11 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
                     maintenance_pb2_grpc.add_MaintenanceServicer_to_server,
                     servicer,
                     "exocortex.v1.Maintenance",
-                )
+                ),
+                analytics.registration(analytics_servicer),
             ],
         )
+        analytics.attach(stack, analytics_servicer, worker.pool, settings)
         servicer.attach(worker.pool)
         recorder = DurableConsumer(
             worker.nats.jetstream(),
