@@ -20,7 +20,22 @@ SKIPPED_PATHS = frozenset({"/api/chat"})
 # Settings are global to the shared stack: generated values (valid ones, since each setting is
 # typed) would change how every later test searches and stores. Their validation is covered
 # by test_api_settings.py and tests/security/test_bad_input.py.
-SKIPPED_OPERATIONS = frozenset({("PATCH", "/api/settings")})
+# Maintenance jobs that write span every namespace of the shared stack when none is named:
+# generated requests would consolidate, archive or re-weigh other tests' memories. Their
+# validation and answers are covered by tests/integration/test_maintenance_*.py.
+SKIPPED_OPERATIONS = frozenset(
+    {
+        ("PATCH", "/api/settings"),
+        ("POST", "/api/maintenance/jobs/{name}/run"),
+        ("POST", "/api/consolidate"),
+        ("POST", "/api/auto-consolidate"),
+        ("POST", "/api/contradictions/detect"),
+        ("POST", "/api/archive"),
+        ("POST", "/api/importance-adjust"),
+        ("POST", "/api/reembed"),
+        ("POST", "/api/maintenance/tags/merge"),
+    }
+)
 
 
 @dataclass

@@ -1,9 +1,6 @@
-"""The maintenance service: Postgres, NATS, the Maintenance gRPC API, health, metrics, and the
-search recorder (access counts, impressions, misses, co-retrievals from `search.performed`).
-
-Scheduled jobs (importance, archival, consolidation, ...) arrive with the maintenance work;
-ListJobs reports exactly the jobs that exist.
-"""
+"""The maintenance service: Postgres, NATS, the Maintenance gRPC API, health, metrics, the
+search recorder (access counts, impressions, misses, co-retrievals from `search.performed`),
+the jobs and their scheduler."""
 
 from __future__ import annotations
 
@@ -12,12 +9,22 @@ from contextlib import AsyncExitStack
 
 from exocortex.core.bus import subjects
 from exocortex.core.bus.client import DurableConsumer
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.clients.retrieval import RetrievalClient
 from exocortex.core.logging import get_logger
+from exocortex.core.rpc.client import open_channel
+from exocortex.core.settings_cache import SettingsCache
 from exocortex.core.worker import open_worker
 from exocortex.maintenance import metrics
 from exocortex.maintenance.analytics import wiring as analytics
 from exocortex.maintenance.analytics.servicer import AnalyticsServicer
+from exocortex.maintenance.clients import IngestWriter, RetrievalAdmin
+from exocortex.maintenance.deps import Deps
+from exocortex.maintenance.jobs.registry import all_jobs
+from exocortex.maintenance.jobs.runner import JobRunner
 from exocortex.maintenance.recorder import SearchRecorder
+from exocortex.maintenance.scheduler.scheduler import Scheduler
+from exocortex.maintenance.service import MaintenanceService
 from exocortex.maintenance.servicer import MaintenanceServicer
 from exocortex.maintenance.settings import MaintenanceSettings
 from exocortex.proto.v1 import maintenance_pb2_grpc
@@ -25,7 +32,17 @@ from exocortex.proto.v1 import maintenance_pb2_grpc
 log = get_logger(__name__)
 
 
+def schedules_for(settings: MaintenanceSettings) -> dict[str, str]:
+    """Each job's default schedule, overridden by EXO_MAINTENANCE_SCHEDULES."""
+    jobs = all_jobs()
+    unknown = set(settings.schedules) - set(jobs)
+    if unknown:
+        raise ValueError(f"EXO_MAINTENANCE_SCHEDULES names unknown jobs: {sorted(unknown)}")
+    return {name: settings.schedules.get(name, job.schedule) for name, job in jobs.items()}
+
+
 async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
+    schedules = schedules_for(settings)
     async with AsyncExitStack() as stack:
         servicer = MaintenanceServicer()
         analytics_servicer = AnalyticsServicer()
@@ -43,7 +60,27 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
             ],
         )
         analytics.attach(stack, analytics_servicer, worker.pool, settings)
-        servicer.attach(worker.pool)
+        channels = {
+            name: open_channel(addr)
+            for name, addr in (
+                ("retrieval", settings.retrieval_addr),
+                ("embedding", settings.embedding_addr),
+                ("ingest", settings.ingest_addr),
+            )
+        }
+        for channel in channels.values():
+            stack.push_async_callback(channel.close)
+        deps = Deps(
+            pool=worker.pool,
+            retrieval=RetrievalClient(channels["retrieval"], timeout=30.0),
+            retrieval_admin=RetrievalAdmin(channels["retrieval"]),
+            embedding=EmbeddingClient(channels["embedding"], timeout=120.0),
+            ingest=IngestWriter(channels["ingest"]),
+            settings=SettingsCache(worker.pool),
+        )
+        runner = JobRunner(deps, settings.database_url, all_jobs())
+        stack.push_async_callback(runner.close)
+        servicer.attach(MaintenanceService(deps, runner, schedules), worker.pool)
         recorder = DurableConsumer(
             worker.nats.jetstream(),
             durable=subjects.MAINTENANCE_SEARCH_RECORDER,
@@ -55,9 +92,23 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
             # many at a time in one statement per kind (see recorder and settings).
             linger=settings.recorder_linger_seconds,
         )
+        tasks = [asyncio.create_task(recorder.run(stop), name="search-recorder")]
+        if settings.scheduler_enabled:
+            scheduler = Scheduler(
+                runner,
+                schedules,
+                startup_jobs=[j for j in settings.startup_jobs if j in runner.jobs],
+                startup_delay_seconds=settings.startup_delay_seconds,
+            )
+            tasks.append(asyncio.create_task(scheduler.run(stop), name="job-scheduler"))
         # Exported from the start so dashboards and alerts see the series before the first run.
-        log.info("maintenance ready", job_metrics=metrics.JOB_RUNS._name)
-        task = asyncio.create_task(recorder.run(stop), name="search-recorder")
+        for name in runner.jobs:
+            for status in ("succeeded", "failed"):
+                metrics.JOB_RUNS.labels(name, status)
+        log.info(
+            "maintenance ready", jobs=sorted(runner.jobs), scheduler=settings.scheduler_enabled
+        )
         await stop.wait()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -23,3 +23,20 @@ class MaintenanceSettings(GrpcServiceSettings):
         le=60.0,
         validation_alias=AliasChoices("EXO_MAINTENANCE_RECORDER_LINGER_SECONDS"),
     )
+    # The scheduler: off runs jobs on demand only (tests, a replica kept for the API).
+    scheduler_enabled: bool = Field(
+        default=True, validation_alias=AliasChoices("EXO_MAINTENANCE_SCHEDULER")
+    )
+    # Cron expressions (UTC) by job name, over each job's default; "" turns a job's schedule
+    # off. JSON, e.g. EXO_MAINTENANCE_SCHEDULES='{"consolidation": "", "archival": "0 5 * * *"}'.
+    schedules: dict[str, str] = Field(
+        default_factory=dict, validation_alias=AliasChoices("EXO_MAINTENANCE_SCHEDULES")
+    )
+    # Run once shortly after start (the seed's start-up pass, without consolidating).
+    startup_jobs: list[str] = Field(
+        default_factory=lambda: ["importance", "archival", "repair"],
+        validation_alias=AliasChoices("EXO_MAINTENANCE_STARTUP_JOBS"),
+    )
+    startup_delay_seconds: float = Field(
+        default=10.0, ge=0.0, validation_alias=AliasChoices("EXO_MAINTENANCE_STARTUP_DELAY_SECONDS")
+    )

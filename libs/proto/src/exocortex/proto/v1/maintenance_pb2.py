@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x65xocortex/v1/maintenance.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"$\n\x15RecordFeedbackRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\"C\n\x16RecordFeedbackResponse\x12\x14\n\x0crecorded_ids\x18\x01 \x03(\t\x12\x13\n\x0bmissing_ids\x18\x02 \x03(\t\"\x11\n\x0fListJobsRequest\"k\n\x03Job\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x10\n\x08schedule\x18\x03 \x01(\t\x12/\n\x0blast_run_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"3\n\x10ListJobsResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.exocortex.v1.Job\"C\n\rRunJobRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x13\n\x0bparams_json\x18\x03 \x01(\t\"D\n\x0eRunJobResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x13\n\x0breport_json\x18\x03 \x01(\t2\xfa\x01\n\x0bMaintenance\x12I\n\x08ListJobs\x12\x1d.exocortex.v1.ListJobsRequest\x1a\x1e.exocortex.v1.ListJobsResponse\x12\x43\n\x06RunJob\x12\x1b.exocortex.v1.RunJobRequest\x1a\x1c.exocortex.v1.RunJobResponse\x12[\n\x0eRecordFeedback\x12#.exocortex.v1.RecordFeedbackRequest\x1a$.exocortex.v1.RecordFeedbackResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x65xocortex/v1/maintenance.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"$\n\x15RecordFeedbackRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\"C\n\x16RecordFeedbackResponse\x12\x14\n\x0crecorded_ids\x18\x01 \x03(\t\x12\x13\n\x0bmissing_ids\x18\x02 \x03(\t\"\x11\n\x0fListJobsRequest\"\xc0\x01\n\x03Job\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x10\n\x08schedule\x18\x03 \x01(\t\x12/\n\x0blast_run_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05scope\x18\x05 \x01(\t\x12\x13\n\x0blast_status\x18\x06 \x01(\t\x12/\n\x0bnext_run_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"3\n\x10ListJobsResponse\x12\x1f\n\x04jobs\x18\x01 \x03(\x0b\x32\x11.exocortex.v1.Job\"l\n\rRunJobRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x13\n\x0bparams_json\x18\x03 \x01(\t\x12\x11\n\tnamespace\x18\x04 \x01(\t\x12\x14\n\x0cwait_seconds\x18\x05 \x01(\x01\"\x97\x02\n\x06JobRun\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0b\n\x03job\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x04 \x01(\x08\x12\x13\n\x0bparams_json\x18\x05 \x01(\t\x12\x13\n\x0breport_json\x18\x06 \x01(\t\x12\x15\n\rprogress_json\x18\x07 \x01(\t\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12.\n\nstarted_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tnamespace\x18\x0b \x01(\t\x12\x0f\n\x07trigger\x18\x0c \x01(\t\"\x1e\n\x10GetJobRunRequest\x12\n\n\x02id\x18\x01 \x01(\x03\"0\n\x12ListJobRunsRequest\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"9\n\x13ListJobRunsResponse\x12\"\n\x04runs\x18\x01 \x03(\x0b\x32\x14.exocortex.v1.JobRun\"F\n\x12ListRecordsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x0e\n\x06status\x18\x03 \x01(\t\"\x17\n\tRecordRef\x12\n\n\x02id\x18\x01 \x01(\t\"\x82\x01\n\x1aUpdateContradictionRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x17\n\nresolution\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x07keep_id\x18\x04 \x01(\tH\x01\x88\x01\x01\x42\r\n\x0b_resolutionB\n\n\x08_keep_id\"\x19\n\tJsonReply\x12\x0c\n\x04json\x18\x01 \x01(\t2\xf1\x06\n\x0bMaintenance\x12I\n\x08ListJobs\x12\x1d.exocortex.v1.ListJobsRequest\x1a\x1e.exocortex.v1.ListJobsResponse\x12;\n\x06RunJob\x12\x1b.exocortex.v1.RunJobRequest\x1a\x14.exocortex.v1.JobRun\x12\x41\n\tGetJobRun\x12\x1e.exocortex.v1.GetJobRunRequest\x1a\x14.exocortex.v1.JobRun\x12R\n\x0bListJobRuns\x12 .exocortex.v1.ListJobRunsRequest\x1a!.exocortex.v1.ListJobRunsResponse\x12[\n\x0eRecordFeedback\x12#.exocortex.v1.RecordFeedbackRequest\x1a$.exocortex.v1.RecordFeedbackResponse\x12O\n\x12ListConsolidations\x12 .exocortex.v1.ListRecordsRequest\x1a\x17.exocortex.v1.JsonReply\x12O\n\x12ListContradictions\x12 .exocortex.v1.ListRecordsRequest\x1a\x17.exocortex.v1.JsonReply\x12\x44\n\x10GetContradiction\x12\x17.exocortex.v1.RecordRef\x1a\x17.exocortex.v1.JsonReply\x12X\n\x13UpdateContradiction\x12(.exocortex.v1.UpdateContradictionRequest\x1a\x17.exocortex.v1.JsonReply\x12O\n\x12ListRegressionRuns\x12 .exocortex.v1.ListRecordsRequest\x1a\x17.exocortex.v1.JsonReply\x12S\n\x16GetLatestRegressionRun\x12 .exocortex.v1.ListRecordsRequest\x1a\x17.exocortex.v1.JsonReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,14 +39,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RECORDFEEDBACKRESPONSE']._serialized_end=186
   _globals['_LISTJOBSREQUEST']._serialized_start=188
   _globals['_LISTJOBSREQUEST']._serialized_end=205
-  _globals['_JOB']._serialized_start=207
-  _globals['_JOB']._serialized_end=314
-  _globals['_LISTJOBSRESPONSE']._serialized_start=316
-  _globals['_LISTJOBSRESPONSE']._serialized_end=367
-  _globals['_RUNJOBREQUEST']._serialized_start=369
-  _globals['_RUNJOBREQUEST']._serialized_end=436
-  _globals['_RUNJOBRESPONSE']._serialized_start=438
-  _globals['_RUNJOBRESPONSE']._serialized_end=506
-  _globals['_MAINTENANCE']._serialized_start=509
-  _globals['_MAINTENANCE']._serialized_end=759
+  _globals['_JOB']._serialized_start=208
+  _globals['_JOB']._serialized_end=400
+  _globals['_LISTJOBSRESPONSE']._serialized_start=402
+  _globals['_LISTJOBSRESPONSE']._serialized_end=453
+  _globals['_RUNJOBREQUEST']._serialized_start=455
+  _globals['_RUNJOBREQUEST']._serialized_end=563
+  _globals['_JOBRUN']._serialized_start=566
+  _globals['_JOBRUN']._serialized_end=845
+  _globals['_GETJOBRUNREQUEST']._serialized_start=847
+  _globals['_GETJOBRUNREQUEST']._serialized_end=877
+  _globals['_LISTJOBRUNSREQUEST']._serialized_start=879
+  _globals['_LISTJOBRUNSREQUEST']._serialized_end=927
+  _globals['_LISTJOBRUNSRESPONSE']._serialized_start=929
+  _globals['_LISTJOBRUNSRESPONSE']._serialized_end=986
+  _globals['_LISTRECORDSREQUEST']._serialized_start=988
+  _globals['_LISTRECORDSREQUEST']._serialized_end=1058
+  _globals['_RECORDREF']._serialized_start=1060
+  _globals['_RECORDREF']._serialized_end=1083
+  _globals['_UPDATECONTRADICTIONREQUEST']._serialized_start=1086
+  _globals['_UPDATECONTRADICTIONREQUEST']._serialized_end=1216
+  _globals['_JSONREPLY']._serialized_start=1218
+  _globals['_JSONREPLY']._serialized_end=1243
+  _globals['_MAINTENANCE']._serialized_start=1246
+  _globals['_MAINTENANCE']._serialized_end=2127
 # @@protoc_insertion_point(module_scope)

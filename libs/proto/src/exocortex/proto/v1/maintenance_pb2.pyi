@@ -89,11 +89,20 @@ class Job(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     SCHEDULE_FIELD_NUMBER: _builtins.int
     LAST_RUN_AT_FIELD_NUMBER: _builtins.int
+    SCOPE_FIELD_NUMBER: _builtins.int
+    LAST_STATUS_FIELD_NUMBER: _builtins.int
+    NEXT_RUN_AT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     schedule: _builtins.str
+    """Cron expression (UTC) of the scheduled runs; empty when the job only runs on demand."""
+    scope: _builtins.str
+    """"namespace": runs over one namespace (or each in turn); "global": over the whole store."""
+    last_status: _builtins.str
     @_builtins.property
     def last_run_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def next_run_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
         self,
         *,
@@ -101,10 +110,13 @@ class Job(_message.Message):
         description: _builtins.str = ...,
         schedule: _builtins.str = ...,
         last_run_at: _timestamp_pb2.Timestamp | None = ...,
+        scope: _builtins.str = ...,
+        last_status: _builtins.str = ...,
+        next_run_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["last_run_at", b"last_run_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["last_run_at", b"last_run_at", "next_run_at", b"next_run_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "last_run_at", b"last_run_at", "name", b"name", "schedule", b"schedule"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "last_run_at", b"last_run_at", "last_status", b"last_status", "name", b"name", "next_run_at", b"next_run_at", "schedule", b"schedule", "scope", b"scope"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -137,47 +149,252 @@ class RunJobRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     DRY_RUN_FIELD_NUMBER: _builtins.int
     PARAMS_JSON_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    WAIT_SECONDS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     dry_run: _builtins.bool
     params_json: _builtins.str
-    """JSON object of job parameters."""
+    """JSON object of job parameters (each job lists its own; unknown keys are refused)."""
+    namespace: _builtins.str
+    """Empty: every namespace the caller may see (for namespace jobs)."""
+    wait_seconds: _builtins.float
+    """How long to wait for the run before answering "running" (0: answer at once)."""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         dry_run: _builtins.bool = ...,
         params_json: _builtins.str = ...,
+        namespace: _builtins.str = ...,
+        wait_seconds: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "name", b"name", "params_json", b"params_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "name", b"name", "namespace", b"namespace", "params_json", b"params_json", "wait_seconds", b"wait_seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RunJobRequest: _TypeAlias = RunJobRequest  # noqa: Y015
 
 @_typing.final
-class RunJobResponse(_message.Message):
+class JobRun(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
-    NAME_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    JOB_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
     DRY_RUN_FIELD_NUMBER: _builtins.int
+    PARAMS_JSON_FIELD_NUMBER: _builtins.int
     REPORT_JSON_FIELD_NUMBER: _builtins.int
-    name: _builtins.str
+    PROGRESS_JSON_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    job: _builtins.str
+    status: _builtins.str
+    """running | succeeded | failed"""
     dry_run: _builtins.bool
+    params_json: _builtins.str
     report_json: _builtins.str
-    """JSON object: the job's report."""
+    """JSON object: the job's report (what it did, or would do on a dry run)."""
+    progress_json: _builtins.str
+    """JSON object: progress of a running job ({"done": n, "total": m, "stage": "..."})."""
+    error: _builtins.str
+    namespace: _builtins.str
+    trigger: _builtins.str
+    """"api" or "schedule"."""
+    @_builtins.property
+    def started_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def finished_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
         self,
         *,
-        name: _builtins.str = ...,
+        id: _builtins.int = ...,
+        job: _builtins.str = ...,
+        status: _builtins.str = ...,
         dry_run: _builtins.bool = ...,
+        params_json: _builtins.str = ...,
         report_json: _builtins.str = ...,
+        progress_json: _builtins.str = ...,
+        error: _builtins.str = ...,
+        started_at: _timestamp_pb2.Timestamp | None = ...,
+        finished_at: _timestamp_pb2.Timestamp | None = ...,
+        namespace: _builtins.str = ...,
+        trigger: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "name", b"name", "report_json", b"report_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "error", b"error", "finished_at", b"finished_at", "id", b"id", "job", b"job", "namespace", b"namespace", "params_json", b"params_json", "progress_json", b"progress_json", "report_json", b"report_json", "started_at", b"started_at", "status", b"status", "trigger", b"trigger"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___RunJobResponse: _TypeAlias = RunJobResponse  # noqa: Y015
+Global___JobRun: _TypeAlias = JobRun  # noqa: Y015
+
+@_typing.final
+class GetJobRunRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetJobRunRequest: _TypeAlias = GetJobRunRequest  # noqa: Y015
+
+@_typing.final
+class ListJobRunsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JOB_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    job: _builtins.str
+    """Empty: every job."""
+    limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        job: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["job", b"job", "limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListJobRunsRequest: _TypeAlias = ListJobRunsRequest  # noqa: Y015
+
+@_typing.final
+class ListJobRunsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def runs(self) -> _containers.RepeatedCompositeFieldContainer[Global___JobRun]: ...
+    def __init__(
+        self,
+        *,
+        runs: _abc.Iterable[Global___JobRun] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["runs", b"runs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListJobRunsResponse: _TypeAlias = ListJobRunsResponse  # noqa: Y015
+
+@_typing.final
+class ListRecordsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACE_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    namespace: _builtins.str
+    """Empty: every namespace the caller may see."""
+    limit: _builtins.int
+    status: _builtins.str
+    """Contradictions: pending | resolved | dismissed | all."""
+    def __init__(
+        self,
+        *,
+        namespace: _builtins.str = ...,
+        limit: _builtins.int = ...,
+        status: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "namespace", b"namespace", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListRecordsRequest: _TypeAlias = ListRecordsRequest  # noqa: Y015
+
+@_typing.final
+class RecordRef(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordRef: _TypeAlias = RecordRef  # noqa: Y015
+
+@_typing.final
+class UpdateContradictionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
+    KEEP_ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    status: _builtins.str
+    """resolved | dismissed | pending"""
+    resolution: _builtins.str
+    keep_id: _builtins.str
+    """When resolving: the memory id that stays; the other side is archived, superseded by it."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        status: _builtins.str = ...,
+        resolution: _builtins.str | None = ...,
+        keep_id: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_keep_id", b"_keep_id", "_resolution", b"_resolution", "keep_id", b"keep_id", "resolution", b"resolution"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_keep_id", b"_keep_id", "_resolution", b"_resolution", "id", b"id", "keep_id", b"keep_id", "resolution", b"resolution", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__keep_id: _TypeAlias = _typing.Literal["keep_id"]  # noqa: Y015
+    _WhichOneofArgType__keep_id: _TypeAlias = _typing.Literal["_keep_id", b"_keep_id"]  # noqa: Y015
+    _WhichOneofReturnType__resolution: _TypeAlias = _typing.Literal["resolution"]  # noqa: Y015
+    _WhichOneofArgType__resolution: _TypeAlias = _typing.Literal["_resolution", b"_resolution"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__keep_id) -> _WhichOneofReturnType__keep_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resolution) -> _WhichOneofReturnType__resolution | None: ...
+
+Global___UpdateContradictionRequest: _TypeAlias = UpdateContradictionRequest  # noqa: Y015
+
+@_typing.final
+class JsonReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JSON_FIELD_NUMBER: _builtins.int
+    json: _builtins.str
+    """A JSON document (the REST body, as documented in docs/maintenance.md)."""
+    def __init__(
+        self,
+        *,
+        json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["json", b"json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JsonReply: _TypeAlias = JsonReply  # noqa: Y015

@@ -27,7 +27,8 @@ if _version_not_supported:
 
 
 class MaintenanceStub:
-    """Scheduled and on-demand jobs over the whole store.
+    """Scheduled and on-demand jobs over the whole store, and the records they keep
+    (consolidations, contradictions, retrieval regression runs).
     """
 
     def __init__(self, channel):
@@ -44,17 +45,58 @@ class MaintenanceStub:
         self.RunJob = channel.unary_unary(
                 '/exocortex.v1.Maintenance/RunJob',
                 request_serializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobRequest.SerializeToString,
-                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobResponse.FromString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JobRun.FromString,
+                _registered_method=True)
+        self.GetJobRun = channel.unary_unary(
+                '/exocortex.v1.Maintenance/GetJobRun',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.GetJobRunRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JobRun.FromString,
+                _registered_method=True)
+        self.ListJobRuns = channel.unary_unary(
+                '/exocortex.v1.Maintenance/ListJobRuns',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListJobRunsRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListJobRunsResponse.FromString,
                 _registered_method=True)
         self.RecordFeedback = channel.unary_unary(
                 '/exocortex.v1.Maintenance/RecordFeedback',
                 request_serializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackResponse.FromString,
                 _registered_method=True)
+        self.ListConsolidations = channel.unary_unary(
+                '/exocortex.v1.Maintenance/ListConsolidations',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.ListContradictions = channel.unary_unary(
+                '/exocortex.v1.Maintenance/ListContradictions',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.GetContradiction = channel.unary_unary(
+                '/exocortex.v1.Maintenance/GetContradiction',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.RecordRef.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.UpdateContradiction = channel.unary_unary(
+                '/exocortex.v1.Maintenance/UpdateContradiction',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.UpdateContradictionRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.ListRegressionRuns = channel.unary_unary(
+                '/exocortex.v1.Maintenance/ListRegressionRuns',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+                _registered_method=True)
+        self.GetLatestRegressionRun = channel.unary_unary(
+                '/exocortex.v1.Maintenance/GetLatestRegressionRun',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class MaintenanceServicer:
-    """Scheduled and on-demand jobs over the whole store.
+    """Scheduled and on-demand jobs over the whole store, and the records they keep
+    (consolidations, contradictions, retrieval regression runs).
     """
 
     def ListJobs(self, request, context):
@@ -64,6 +106,21 @@ class MaintenanceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RunJob(self, request, context):
+        """Starts a job and waits up to `wait_seconds` for it. A run still going then is answered
+        with status "running"; poll GetJobRun with its id. A job already running (in this or any
+        other maintenance process) is answered with ALREADY_EXISTS naming that run.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetJobRun(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListJobRuns(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -72,6 +129,43 @@ class MaintenanceServicer:
     def RecordFeedback(self, request, context):
         """Explicit usefulness: each id's useful_count goes up by one.
         """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListConsolidations(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListContradictions(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetContradiction(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateContradiction(self, request, context):
+        """Resolve (keeping one side: the other is superseded by it) or dismiss a contradiction.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListRegressionRuns(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLatestRegressionRun(self, request, context):
+        """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -87,12 +181,52 @@ def add_MaintenanceServicer_to_server(servicer, server):
             'RunJob': grpc.unary_unary_rpc_method_handler(
                     servicer.RunJob,
                     request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobRequest.FromString,
-                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.RunJobResponse.SerializeToString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JobRun.SerializeToString,
+            ),
+            'GetJobRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetJobRun,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.GetJobRunRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JobRun.SerializeToString,
+            ),
+            'ListJobRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListJobRuns,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListJobRunsRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListJobRunsResponse.SerializeToString,
             ),
             'RecordFeedback': grpc.unary_unary_rpc_method_handler(
                     servicer.RecordFeedback,
                     request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackResponse.SerializeToString,
+            ),
+            'ListConsolidations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListConsolidations,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
+            ),
+            'ListContradictions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListContradictions,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
+            ),
+            'GetContradiction': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetContradiction,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.RecordRef.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
+            ),
+            'UpdateContradiction': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateContradiction,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.UpdateContradictionRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
+            ),
+            'ListRegressionRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRegressionRuns,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
+            ),
+            'GetLatestRegressionRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLatestRegressionRun,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -103,7 +237,8 @@ def add_MaintenanceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Maintenance:
-    """Scheduled and on-demand jobs over the whole store.
+    """Scheduled and on-demand jobs over the whole store, and the records they keep
+    (consolidations, contradictions, retrieval regression runs).
     """
 
     @staticmethod
@@ -149,7 +284,61 @@ class Maintenance:
             target,
             '/exocortex.v1.Maintenance/RunJob',
             exocortex_dot_v1_dot_maintenance__pb2.RunJobRequest.SerializeToString,
-            exocortex_dot_v1_dot_maintenance__pb2.RunJobResponse.FromString,
+            exocortex_dot_v1_dot_maintenance__pb2.JobRun.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetJobRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/GetJobRun',
+            exocortex_dot_v1_dot_maintenance__pb2.GetJobRunRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JobRun.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListJobRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/ListJobRuns',
+            exocortex_dot_v1_dot_maintenance__pb2.ListJobRunsRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.ListJobRunsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -177,6 +366,168 @@ class Maintenance:
             '/exocortex.v1.Maintenance/RecordFeedback',
             exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackRequest.SerializeToString,
             exocortex_dot_v1_dot_maintenance__pb2.RecordFeedbackResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListConsolidations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/ListConsolidations',
+            exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListContradictions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/ListContradictions',
+            exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetContradiction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/GetContradiction',
+            exocortex_dot_v1_dot_maintenance__pb2.RecordRef.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateContradiction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/UpdateContradiction',
+            exocortex_dot_v1_dot_maintenance__pb2.UpdateContradictionRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRegressionRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/ListRegressionRuns',
+            exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLatestRegressionRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/GetLatestRegressionRun',
+            exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -28,29 +28,61 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class MaintenanceStub:
-    """Scheduled and on-demand jobs over the whole store."""
+    """Scheduled and on-demand jobs over the whole store, and the records they keep
+    (consolidations, contradictions, retrieval regression runs).
+    """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> MaintenanceAsyncStub: ...
     ListJobs: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListJobsRequest, _maintenance_pb2.ListJobsResponse]
-    RunJob: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.RunJobRequest, _maintenance_pb2.RunJobResponse]
+    RunJob: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.RunJobRequest, _maintenance_pb2.JobRun]
+    """Starts a job and waits up to `wait_seconds` for it. A run still going then is answered
+    with status "running"; poll GetJobRun with its id. A job already running (in this or any
+    other maintenance process) is answered with ALREADY_EXISTS naming that run.
+    """
+    GetJobRun: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.GetJobRunRequest, _maintenance_pb2.JobRun]
+    ListJobRuns: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListJobRunsRequest, _maintenance_pb2.ListJobRunsResponse]
     RecordFeedback: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.RecordFeedbackRequest, _maintenance_pb2.RecordFeedbackResponse]
     """Explicit usefulness: each id's useful_count goes up by one."""
+    ListConsolidations: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]
+    ListContradictions: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]
+    GetContradiction: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.RecordRef, _maintenance_pb2.JsonReply]
+    UpdateContradiction: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.UpdateContradictionRequest, _maintenance_pb2.JsonReply]
+    """Resolve (keeping one side: the other is superseded by it) or dismiss a contradiction."""
+    ListRegressionRuns: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]
+    GetLatestRegressionRun: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]
 
 @_typing.type_check_only
 class MaintenanceAsyncStub(MaintenanceStub):
-    """Scheduled and on-demand jobs over the whole store."""
+    """Scheduled and on-demand jobs over the whole store, and the records they keep
+    (consolidations, contradictions, retrieval regression runs).
+    """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListJobs: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListJobsRequest, _maintenance_pb2.ListJobsResponse]  # type: ignore[assignment]
-    RunJob: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.RunJobRequest, _maintenance_pb2.RunJobResponse]  # type: ignore[assignment]
+    RunJob: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.RunJobRequest, _maintenance_pb2.JobRun]  # type: ignore[assignment]
+    """Starts a job and waits up to `wait_seconds` for it. A run still going then is answered
+    with status "running"; poll GetJobRun with its id. A job already running (in this or any
+    other maintenance process) is answered with ALREADY_EXISTS naming that run.
+    """
+    GetJobRun: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.GetJobRunRequest, _maintenance_pb2.JobRun]  # type: ignore[assignment]
+    ListJobRuns: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListJobRunsRequest, _maintenance_pb2.ListJobRunsResponse]  # type: ignore[assignment]
     RecordFeedback: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.RecordFeedbackRequest, _maintenance_pb2.RecordFeedbackResponse]  # type: ignore[assignment]
     """Explicit usefulness: each id's useful_count goes up by one."""
+    ListConsolidations: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
+    ListContradictions: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
+    GetContradiction: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.RecordRef, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
+    UpdateContradiction: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.UpdateContradictionRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
+    """Resolve (keeping one side: the other is superseded by it) or dismiss a contradiction."""
+    ListRegressionRuns: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
+    GetLatestRegressionRun: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
 
 class MaintenanceServicer(metaclass=_abc_1.ABCMeta):
-    """Scheduled and on-demand jobs over the whole store."""
+    """Scheduled and on-demand jobs over the whole store, and the records they keep
+    (consolidations, contradictions, retrieval regression runs).
+    """
 
     @_abc_1.abstractmethod
     def ListJobs(
@@ -64,7 +96,25 @@ class MaintenanceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _maintenance_pb2.RunJobRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_maintenance_pb2.RunJobResponse, _abc.Awaitable[_maintenance_pb2.RunJobResponse]]: ...
+    ) -> _typing.Union[_maintenance_pb2.JobRun, _abc.Awaitable[_maintenance_pb2.JobRun]]:
+        """Starts a job and waits up to `wait_seconds` for it. A run still going then is answered
+        with status "running"; poll GetJobRun with its id. A job already running (in this or any
+        other maintenance process) is answered with ALREADY_EXISTS naming that run.
+        """
+
+    @_abc_1.abstractmethod
+    def GetJobRun(
+        self,
+        request: _maintenance_pb2.GetJobRunRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JobRun, _abc.Awaitable[_maintenance_pb2.JobRun]]: ...
+
+    @_abc_1.abstractmethod
+    def ListJobRuns(
+        self,
+        request: _maintenance_pb2.ListJobRunsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.ListJobRunsResponse, _abc.Awaitable[_maintenance_pb2.ListJobRunsResponse]]: ...
 
     @_abc_1.abstractmethod
     def RecordFeedback(
@@ -73,5 +123,48 @@ class MaintenanceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_maintenance_pb2.RecordFeedbackResponse, _abc.Awaitable[_maintenance_pb2.RecordFeedbackResponse]]:
         """Explicit usefulness: each id's useful_count goes up by one."""
+
+    @_abc_1.abstractmethod
+    def ListConsolidations(
+        self,
+        request: _maintenance_pb2.ListRecordsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]: ...
+
+    @_abc_1.abstractmethod
+    def ListContradictions(
+        self,
+        request: _maintenance_pb2.ListRecordsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]: ...
+
+    @_abc_1.abstractmethod
+    def GetContradiction(
+        self,
+        request: _maintenance_pb2.RecordRef,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]: ...
+
+    @_abc_1.abstractmethod
+    def UpdateContradiction(
+        self,
+        request: _maintenance_pb2.UpdateContradictionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]:
+        """Resolve (keeping one side: the other is superseded by it) or dismiss a contradiction."""
+
+    @_abc_1.abstractmethod
+    def ListRegressionRuns(
+        self,
+        request: _maintenance_pb2.ListRecordsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]: ...
+
+    @_abc_1.abstractmethod
+    def GetLatestRegressionRun(
+        self,
+        request: _maintenance_pb2.ListRecordsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]: ...
 
 def add_MaintenanceServicer_to_server(servicer: MaintenanceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,49 @@
+"""The NATS side of the jobs' writes: a content-free `MemoryChanged` event per memory a job
+archived or changed, enqueued in the outbox in the job's own transaction, so the projections
+(vector and keyword indexes) follow exactly when the change commits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from exocortex.core.bus import subjects
+from exocortex.core.db import outbox
+from exocortex.core.logging import current_correlation_id
+from exocortex.proto.v1 import events_pb2
+
+_SUBJECTS = {
+    "updated": subjects.MEMORY_UPDATED,
+    "archived": subjects.MEMORY_ARCHIVED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """A memory at the version the change left it."""
+
+    memory_id: str
+    version: int
+    namespace: str
+
+
+async def emit(conn: psycopg.AsyncConnection[Any], changed: Iterable[Changed], change: str) -> None:
+    """One `memory.<change>` event per memory (``change``: updated | archived)."""
+    subject = _SUBJECTS[change]
+    cid = current_correlation_id()
+    headers = {subjects.CORRELATION_HEADER: cid} if cid else {}
+    for item in changed:
+        now = Timestamp()
+        now.GetCurrentTime()
+        payload = events_pb2.MemoryChanged(
+            memory_id=item.memory_id,
+            version=item.version,
+            namespace=item.namespace,
+            change=change,
+            occurred_at=now,
+        ).SerializeToString()
+        await outbox.enqueue(conn, subject, payload, headers)

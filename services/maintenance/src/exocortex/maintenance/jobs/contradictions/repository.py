@@ -1,0 +1,149 @@
+"""SQL of contradictions: candidates to compare, known pairs, recording and reading them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import class_row
+
+from exocortex.core.db.arrays import TextArray
+from exocortex.core.domain.contradictions import Candidate
+from exocortex.core.ids import new_id
+
+Conn = psycopg.AsyncConnection[dict[str, Any]]
+
+PREVIEW_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    id: str
+    content: str
+    embedding: bytes
+
+
+async def subjects(conn: Conn, namespace: str) -> list[Subject]:
+    async with conn.cursor(row_factory=class_row(Subject)) as cur:
+        await cur.execute(
+            """
+            SELECT id, content, embedding FROM memories
+             WHERE namespace = %s AND is_active AND parent_id IS NULL
+               AND embedding IS NOT NULL AND NOT is_metadata
+             ORDER BY created_at DESC, id DESC
+            """,
+            (namespace,),
+        )
+        return await cur.fetchall()
+
+
+async def known_pairs(conn: Conn, ids: Sequence[str]) -> set[frozenset[str]]:
+    cur = await conn.execute(
+        "SELECT memory_a_id, memory_b_id FROM contradictions "
+        "WHERE memory_a_id = ANY(%s) OR memory_b_id = ANY(%s)",
+        (TextArray(ids), TextArray(ids)),
+    )
+    return {frozenset((r["memory_a_id"], r["memory_b_id"])) for r in await cur.fetchall()}
+
+
+async def add(conn: Conn, a: str, b: str, candidate: Candidate) -> str | None:
+    """Record a pending candidate unless the pair (either order, any status) is known."""
+    contradiction_id = new_id()
+    cur = await conn.execute(
+        """
+        INSERT INTO contradictions (id, memory_a_id, memory_b_id, description, kind, score)
+        SELECT %s, %s, %s, %s, %s, %s
+        WHERE NOT EXISTS (SELECT 1 FROM contradictions
+                          WHERE (memory_a_id = %s AND memory_b_id = %s)
+                             OR (memory_a_id = %s AND memory_b_id = %s))
+        ON CONFLICT DO NOTHING
+        """,
+        (
+            contradiction_id,
+            a,
+            b,
+            candidate.description,
+            candidate.kind,
+            candidate.score,
+            a,
+            b,
+            b,
+            a,
+        ),
+    )
+    return contradiction_id if cur.rowcount else None
+
+
+@dataclass(frozen=True, slots=True)
+class ContradictionRow:
+    id: str
+    namespace: str
+    memory_a_id: str
+    memory_b_id: str
+    memory_a_preview: str
+    memory_b_preview: str
+    memory_a_active: bool
+    memory_b_active: bool
+    description: str
+    kind: str | None
+    score: float | None
+    status: str
+    resolution: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+_SELECT = f"""
+SELECT c.id, a.namespace, c.memory_a_id, c.memory_b_id,
+       left(a.content, {PREVIEW_CHARS}) AS memory_a_preview,
+       left(b.content, {PREVIEW_CHARS}) AS memory_b_preview,
+       a.is_active AS memory_a_active, b.is_active AS memory_b_active,
+       c.description, c.kind, c.score, c.status, c.resolution, c.created_at, c.updated_at
+  FROM contradictions c
+  JOIN memories a ON a.id = c.memory_a_id
+  JOIN memories b ON b.id = c.memory_b_id
+"""
+
+
+async def list_(
+    conn: Conn, namespaces: Sequence[str] | None, status: str | None, limit: int
+) -> list[ContradictionRow]:
+    scoped = TextArray(namespaces) if namespaces is not None else None
+    async with conn.cursor(row_factory=class_row(ContradictionRow)) as cur:
+        await cur.execute(
+            _SELECT
+            + """
+             WHERE (%s::text[] IS NULL OR a.namespace = ANY(%s))
+               AND (%s::text IS NULL OR c.status = %s)
+             ORDER BY c.created_at DESC, c.id DESC LIMIT %s
+            """,
+            (scoped, scoped, status, status, limit),
+        )
+        return await cur.fetchall()
+
+
+async def get(
+    conn: Conn, contradiction_id: str, namespaces: Sequence[str] | None, *, lock: bool = False
+) -> ContradictionRow | None:
+    scoped = TextArray(namespaces) if namespaces is not None else None
+    async with conn.cursor(row_factory=class_row(ContradictionRow)) as cur:
+        await cur.execute(
+            _SELECT
+            + " WHERE c.id = %s AND (%s::text[] IS NULL OR a.namespace = ANY(%s))"
+            + (" FOR UPDATE OF c" if lock else ""),
+            (contradiction_id, scoped, scoped),
+        )
+        return await cur.fetchone()
+
+
+async def set_status(
+    conn: Conn, contradiction_id: str, status: str, resolution: str | None
+) -> None:
+    await conn.execute(
+        "UPDATE contradictions SET status = %s, resolution = coalesce(%s, resolution), "
+        "updated_at = now() WHERE id = %s",
+        (status, resolution, contradiction_id),
+    )

@@ -1,0 +1,1 @@
+"""Cron schedules of the jobs, and the start-up pass."""
