@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from exocortex.ingest.config import WriteConfig
-from exocortex.ingest.merge import SEPARATOR, already_merged
-from exocortex.ingest.prepare import Prepared
+from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.merge import SEPARATOR, already_merged
+from exocortex.ingest.store.prepare import Prepared
 
 
 def _prepared(content: str) -> Prepared:

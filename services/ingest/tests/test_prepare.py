@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from exocortex.core.db.settings_store import DEFAULT_SETTINGS
 from exocortex.core.errors import InvalidArgument, TooLarge
-from exocortex.ingest.config import WriteConfig
-from exocortex.ingest.prepare import prepare
-from exocortex.ingest.rows import build_rows
+from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.model import MemoryInput
+from exocortex.ingest.store.prepare import prepare
+from exocortex.ingest.store.rows import build_rows
+from exocortex.ingest.store.servicer import memory_input
 from exocortex.proto.v1 import common_pb2, ingest_pb2
+
+
+def _request(**fields: Any) -> MemoryInput:
+    """A store request as the servicer hands it to the store path."""
+    return memory_input(ingest_pb2.StoreMemoryRequest(**fields))
+
 
 CONFIG = WriteConfig.from_settings(DEFAULT_SETTINGS)
 
 
 def test_defaults_tags_and_attribution_from_metadata() -> None:
     p = prepare(
-        ingest_pb2.StoreMemoryRequest(
+        _request(
             content="  We decided on <private>secret</private> NextJS.  ",
             tags=["Front_End", "nextjs"],
             metadata_json=json.dumps({"agent": "coder", "model": "m-1"}),
@@ -41,7 +50,7 @@ def test_defaults_tags_and_attribution_from_metadata() -> None:
 
 def test_benchmark_items_are_metadata_unembedded_and_unchunked() -> None:
     p = prepare(
-        ingest_pb2.StoreMemoryRequest(content="Run 3. " + "x " * 1000, benchmark=True),
+        _request(content="Run 3. " + "x " * 1000, benchmark=True),
         CONFIG,
         max_chars=10_000,
     )
@@ -57,7 +66,7 @@ def test_long_content_is_chunked_and_the_parent_gets_no_vector() -> None:
     import numpy as np
 
     content = "\n\n".join(f"Paragraph {i}. " + "words here " * 40 for i in range(10))
-    p = prepare(ingest_pb2.StoreMemoryRequest(content=content), CONFIG, max_chars=10_000)
+    p = prepare(_request(content=content), CONFIG, max_chars=10_000)
     assert len(p.chunks) > 3
     assert p.embed_texts() == p.chunks
     assert not p.semantic_dedup_eligible(CONFIG)
@@ -84,26 +93,24 @@ def test_bad_input_names_the_field(
     fields: dict[str, object], error: type[Exception], field: str
 ) -> None:
     with pytest.raises(error) as caught:
-        prepare(ingest_pb2.StoreMemoryRequest(**fields), CONFIG, max_chars=10_000)  # type: ignore[arg-type]
+        prepare(_request(**fields), CONFIG, max_chars=10_000)
     assert caught.value.field == field  # type: ignore[attr-defined]
 
 
 def test_semantic_dedup_rules() -> None:
-    short = prepare(ingest_pb2.StoreMemoryRequest(content="tiny"), CONFIG, max_chars=10_000)
+    short = prepare(_request(content="tiny"), CONFIG, max_chars=10_000)
     assert not short.semantic_dedup_eligible(CONFIG)
     text = "A sufficiently long memory text to be considered for semantic dedup checks."
-    ok = prepare(ingest_pb2.StoreMemoryRequest(content=text), CONFIG, max_chars=10_000)
+    ok = prepare(_request(content=text), CONFIG, max_chars=10_000)
     assert ok.semantic_dedup_eligible(CONFIG)
     exempt = WriteConfig.from_settings({**DEFAULT_SETTINGS, "dedup.exempt_tags": '["log"]'})
-    tagged = prepare(
-        ingest_pb2.StoreMemoryRequest(content=text, tags=["log"]), exempt, max_chars=10_000
-    )
+    tagged = prepare(_request(content=text, tags=["log"]), exempt, max_chars=10_000)
     assert not tagged.semantic_dedup_eligible(exempt)
 
 
 def test_default_attribution_fills_only_what_is_missing() -> None:
     p = prepare(
-        ingest_pb2.StoreMemoryRequest(
+        _request(
             content="Attribution defaults.", attribution=common_pb2.Attribution(agent="given")
         ),
         CONFIG,

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from exocortex.core.db.settings_store import DEFAULT_SETTINGS
 from exocortex.core.errors import InvalidArgument
-from exocortex.ingest import validation
-from exocortex.ingest.config import WriteConfig
-from exocortex.ingest.entities import check_aliases, check_name
-from exocortex.ingest.goals import check_description, check_title
-from exocortex.ingest.prepare import prepare
+from exocortex.ingest.goals.service import check_description, check_title
+from exocortex.ingest.store import validation
+from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.model import MemoryInput
+from exocortex.ingest.store.prepare import prepare
+from exocortex.ingest.store.servicer import memory_input
+from exocortex.ingest.update.entities import check_aliases, check_name
 from exocortex.proto.v1 import common_pb2, ingest_pb2
+
+
+def _request(**fields: Any) -> MemoryInput:
+    """A store request as the servicer hands it to the store path."""
+    return memory_input(ingest_pb2.StoreMemoryRequest(**fields))
+
 
 CONFIG = WriteConfig.from_settings(DEFAULT_SETTINGS)
 SECRET = "tok-PRIVATE-7781"
@@ -25,7 +34,7 @@ def _hidden(text: str = SECRET) -> str:
 
 def test_a_store_keeps_no_private_text_in_any_field() -> None:
     p = prepare(
-        ingest_pb2.StoreMemoryRequest(
+        _request(
             content=f"Public note {_hidden()} about the release.",
             tags=["release", _hidden(), f"ops{_hidden()}", f"<PRIVATE>{SECRET}"],
             metadata_json=json.dumps(

@@ -1,7 +1,7 @@
 import pytest
 
 from exocortex.core.errors import InvalidArgument, TooLarge
-from exocortex.ingest import validation
+from exocortex.ingest.store import validation
 
 
 def test_namespace_rules() -> None:

@@ -14,12 +14,19 @@ from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
+from exocortex.ingest.files.service import FileIngest
+from exocortex.ingest.goals.service import GoalService
+from exocortex.ingest.goals.servicer import GoalsServicer
 from exocortex.ingest.relay import OutboxRelay
-from exocortex.ingest.service import IngestService
 from exocortex.ingest.servicer import IngestServicer
 from exocortex.ingest.settings import IngestSettings
-from exocortex.ingest.wiring import register_admin_services
-from exocortex.proto.v1 import ingest_pb2_grpc
+from exocortex.ingest.store.bulk_import import BulkImporter
+from exocortex.ingest.store.service import StoreService
+from exocortex.ingest.update.admin import AdminService
+from exocortex.ingest.update.entities import EntityService
+from exocortex.ingest.update.service import UpdateService
+from exocortex.ingest.update.servicer import AdminServicer, EntityAdminServicer
+from exocortex.proto.v1 import admin_pb2_grpc, entities_pb2_grpc, goals_pb2_grpc, ingest_pb2_grpc
 
 log = get_logger(__name__)
 
@@ -45,7 +52,7 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
             log.warning("could not declare the event stream yet", error=str(exc))
 
         settings_cache = SettingsCache(pool)
-        service = IngestService(
+        store = StoreService(
             pool,
             EmbeddingClient(channel),
             RetrievalClient(retrieval_channel, timeout=settings.nearest_timeout_seconds),
@@ -62,13 +69,33 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         )
         relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
 
-        ingest_servicer = IngestServicer(service, relay, import_root=settings.import_root)
-        server.register(ingest_pb2_grpc.add_IngestServicer_to_server, ingest_servicer)
-        extra_services = register_admin_services(
-            server, pool, ingest_servicer.StoreMemory, settings_cache.invalidate
+        updates = UpdateService(store)
+        files = FileIngest(store, updates, import_root=settings.import_root)
+        server.register(
+            ingest_pb2_grpc.add_IngestServicer_to_server,
+            IngestServicer(pool, store, updates, BulkImporter(store), files, relay.notify),
+        )
+        server.register(
+            goals_pb2_grpc.add_GoalsServicer_to_server,
+            GoalsServicer(GoalService(pool, store), relay.notify),
+        )
+        server.register(
+            entities_pb2_grpc.add_EntityAdminServicer_to_server,
+            EntityAdminServicer(EntityService(pool)),
+        )
+        server.register(
+            admin_pb2_grpc.add_AdminServicer_to_server,
+            AdminServicer(AdminService(pool, settings_cache.invalidate)),
         )
         serve_metrics(settings.metrics_port, settings.metrics_host)
-        await server.start(["exocortex.v1.Ingest", *extra_services])
+        await server.start(
+            [
+                "exocortex.v1.Ingest",
+                "exocortex.v1.Goals",
+                "exocortex.v1.EntityAdmin",
+                "exocortex.v1.Admin",
+            ]
+        )
         await stop.wait()
         await server.stop(settings.shutdown_grace_seconds)
         await relay_task

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from psycopg import AsyncConnection
 
 from exocortex.core.bus import subjects
 from exocortex.core.db import outbox
+from exocortex.core.db.pool import DictConnection
 from exocortex.core.logging import current_correlation_id
 from exocortex.proto.v1 import events_pb2
 
@@ -45,9 +45,7 @@ def headers() -> dict[str, str]:
     return {subjects.CORRELATION_HEADER: cid} if cid else {}
 
 
-async def emit(
-    conn: AsyncConnection[Row], row: Row, change: str, chunk_ids: Sequence[str] = ()
-) -> None:
+async def emit(conn: DictConnection, row: Row, change: str, chunk_ids: Sequence[str] = ()) -> None:
     """Enqueue the event for ``row`` at its current version (the caller's transaction)."""
     await outbox.enqueue(
         conn,

@@ -9,27 +9,23 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import suppress
-from typing import Any
 
-import psycopg
 from nats.js import JetStreamContext
-from psycopg_pool import AsyncConnectionPool
 
 from exocortex.core.bus import subjects
 from exocortex.core.db import outbox
+from exocortex.core.db.pool import Pool
 from exocortex.core.logging import get_logger
 from exocortex.ingest import metrics
+from exocortex.ingest.repository import outbox_notifications
 
 log = get_logger(__name__)
-
-Row = dict[str, Any]
-CHANNEL = "exo_outbox"
 
 
 class OutboxRelay:
     def __init__(
         self,
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]],
+        pool: Pool,
         js: JetStreamContext,
         database_url: str,
         *,
@@ -95,11 +91,8 @@ class OutboxRelay:
         """LISTEN for commits by any process (ingest, enrichment, maintenance)."""
         while not stop.is_set():
             try:
-                conn = await psycopg.AsyncConnection.connect(self._database_url, autocommit=True)
-                async with conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    async for _ in conn.notifies():
-                        self._wake.set()
+                async for _ in outbox_notifications(self._database_url):
+                    self._wake.set()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

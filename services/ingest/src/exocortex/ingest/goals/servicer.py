@@ -1,25 +1,18 @@
-"""gRPC ↔ GoalService conversion. Progress notes go through the Ingest.StoreMemory handler, so
-they take the same path as every other memory (privacy strip, dedup, embedding, outbox)."""
+"""gRPC ↔ GoalService conversion only."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 import grpc
 
-from exocortex.core.domain.metadata import GOAL_PROGRESS_TAG
 from exocortex.core.repositories.goal_protos import goal_to_proto
 from exocortex.core.repositories.memories import to_proto
 from exocortex.core.rpc.timestamps import from_field
-from exocortex.ingest import validation
-from exocortex.ingest.goals import GoalChanges, GoalService, GoalView, MilestoneChanges
-from exocortex.proto.v1 import goals_pb2, goals_pb2_grpc, ingest_pb2
-
-StoreMemory = Callable[
-    [ingest_pb2.StoreMemoryRequest, grpc.aio.ServicerContext],
-    Awaitable[ingest_pb2.StoreMemoryResponse],
-]
+from exocortex.ingest.goals.model import GoalChanges, GoalView, MilestoneChanges, ProgressNote
+from exocortex.ingest.goals.service import GoalService
+from exocortex.ingest.store import validation
+from exocortex.proto.v1 import goals_pb2, goals_pb2_grpc
 
 
 def goal_proto(view: GoalView) -> goals_pb2.Goal:
@@ -32,9 +25,10 @@ def goal_proto(view: GoalView) -> goals_pb2.Goal:
 
 
 class GoalsServicer(goals_pb2_grpc.GoalsServicer):
-    def __init__(self, service: GoalService, store_memory: StoreMemory) -> None:
+    def __init__(self, service: GoalService, notify: Callable[[], None]) -> None:
         self._service = service
-        self._store_memory = store_memory
+        # Wakes the outbox relay once a progress note is committed.
+        self._notify = notify
 
     async def ListGoals(
         self, request: goals_pb2.ListGoalsRequest, context: grpc.aio.ServicerContext
@@ -86,26 +80,17 @@ class GoalsServicer(goals_pb2_grpc.GoalsServicer):
     async def LogProgress(
         self, request: goals_pb2.LogProgressRequest, context: grpc.aio.ServicerContext
     ) -> goals_pb2.LogProgressResponse:
-        namespace = await self._service.namespace_of(request.goal_id)
-        # Tagged `goal-progress` as the original's progress notes were, so an agent can find or
-        # filter them by tag; explicitly not a metadata memory all the same (that tag alone
-        # would make it one), so a logged step is not demoted in search.
-        tags = list(dict.fromkeys([*request.tags, GOAL_PROGRESS_TAG]))
-        store = ingest_pb2.StoreMemoryRequest(
-            content=request.content,
-            namespace=namespace,
-            tags=tags,
-            content_type="note",
-            metadata_json=json.dumps({"goal_id": request.goal_id}),
-            is_metadata=False,
+        stored, view = await self._service.log_progress(
+            ProgressNote(
+                goal_id=request.goal_id,
+                content=request.content,
+                tags=tuple(request.tags),
+                importance=request.importance if request.HasField("importance") else None,
+            )
         )
-        if request.HasField("importance"):
-            store.importance = request.importance
-        stored = await self._store_memory(store, context)
-        await self._service.link_progress(request.goal_id, stored.memory.id)
-        view = await self._service.get(request.goal_id)
+        self._notify()
         return goals_pb2.LogProgressResponse(
-            memory=stored.memory, goal=goal_proto(view), dedup_action=stored.dedup_action
+            memory=to_proto(stored.memory), goal=goal_proto(view), dedup_action=stored.dedup_action
         )
 
     async def AddMilestone(

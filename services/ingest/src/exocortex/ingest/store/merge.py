@@ -15,28 +15,22 @@ caller stores the new text as a memory of its own.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-import psycopg
-from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool
-
 from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.db.pool import DictConnection, Pool
 from exocortex.core.domain.keywords import generate_keywords
 from exocortex.core.domain.text import content_hash
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
 from exocortex.core.repositories.memories import NewMemory
 from exocortex.ingest import events
-from exocortex.ingest.config import WriteConfig
-from exocortex.ingest.prepare import Prepared, chunks_for
-from exocortex.ingest.rows import build_rows
+from exocortex.ingest.store import repository
+from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.model import Row
+from exocortex.ingest.store.prepare import Prepared, chunks_for
+from exocortex.ingest.store.repository import UniqueClash
+from exocortex.ingest.store.rows import build_rows
 
 log = get_logger(__name__)
-
-Row = dict[str, Any]
-Pool = AsyncConnectionPool[psycopg.AsyncConnection[Row]]
 
 SEPARATOR = "\n\n---\n\n"
 # Each attempt re-embeds; more than a few means the target is being rewritten right now.
@@ -74,75 +68,33 @@ def _merged(target: Row, p: Prepared, config: WriteConfig) -> Prepared:
     )
 
 
-async def _current_content(conn: AsyncConnection[Row], memory_id: str) -> Row | None:
-    cur = await conn.execute(
-        "SELECT content, is_active, parent_id FROM memories WHERE id = %s FOR UPDATE",
-        (memory_id,),
-    )
-    return await cur.fetchone()
-
-
 async def _write(
-    conn: AsyncConnection[Row], target_id: str, merged: Prepared, p: Prepared, rows: list[NewMemory]
+    conn: DictConnection, target_id: str, merged: Prepared, p: Prepared, rows: list[NewMemory]
 ) -> Row:
     """Replace the target's text, vector and chunks; tags and metadata only grow. The caller
     holds the row lock."""
     parent = rows[0]
-    cur = await conn.execute(
-        "SELECT id FROM memories WHERE parent_id = %s ORDER BY chunk_index", (target_id,)
-    )
-    removed = [r["id"] for r in await cur.fetchall()]
+    removed = await repository.child_ids(conn, target_id)
     if removed:
-        await conn.execute("DELETE FROM memories WHERE parent_id = %s", (target_id,))
-    await conn.execute(
-        """
-        UPDATE memories SET content = %(content)s, content_hash = %(hash)s,
-            embedding = %(embedding)s, embedding_model = %(model)s, embedding_dim = %(dim)s,
-            keywords = %(keywords)s, importance = greatest(importance, %(importance)s),
-            metadata = metadata || %(metadata)s::jsonb,
-            -- The merged text must live as long as either part would have.
-            expires_at = CASE WHEN expires_at IS NULL OR %(expires)s::timestamptz IS NULL
-                              THEN NULL ELSE greatest(expires_at, %(expires)s) END,
-            enrichment_status = 'pending', updated_at = now(), version = version + 1
-        WHERE id = %(id)s
-        """,
-        {
-            "id": target_id,
-            "content": merged.content,
-            "hash": merged.digest,
-            "embedding": parent.embedding,
-            "model": parent.embedding_model,
-            "dim": parent.embedding_dim,
-            "keywords": merged.keywords,
-            "importance": p.importance,
-            "metadata": json.dumps(p.metadata),
-            "expires": p.expires_at,
-        },
+        await repository.delete_children(conn, target_id)
+    await repository.write_merged_text(
+        conn,
+        target_id,
+        content=merged.content,
+        digest=merged.digest,
+        embedding=parent.embedding,
+        model=parent.embedding_model,
+        dim=parent.embedding_dim,
+        keywords=merged.keywords,
+        importance=p.importance,
+        metadata=p.metadata,
+        expires_at=p.expires_at,
     )
-    async with conn.cursor() as c:
-        await c.executemany(
-            "INSERT INTO memory_tags (memory_id, tag) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            [(target_id, tag) for tag in merged.tags],
-        )
+    await repository.add_tags(conn, target_id, merged.tags)
     new_chunks = rows[1:]
     if new_chunks:
         await bulk.insert_memories(conn, new_chunks)
-        # Chunks copy the parent as it is now (a concurrent tag or flag change included).
-        await conn.execute(
-            """
-            UPDATE memories c SET importance = m.importance, valence = m.valence,
-                is_active = m.is_active, is_metadata = m.is_metadata, expires_at = m.expires_at,
-                source_uri = m.source_uri
-            FROM memories m WHERE m.id = %s AND c.parent_id = m.id
-            """,
-            (target_id,),
-        )
-        await conn.execute(
-            "INSERT INTO memory_tags (memory_id, tag) SELECT c.id, t.tag FROM memories c "
-            "JOIN memory_tags t ON t.memory_id = c.parent_id WHERE c.parent_id = %s "
-            "ON CONFLICT DO NOTHING",
-            (target_id,),
-        )
+        await repository.copy_parent_to_chunks(conn, target_id)
     row = await memories.get(conn, target_id)
     assert row is not None
     await events.emit(conn, row, "updated", [*removed, *(r.id for r in new_chunks)])
@@ -169,8 +121,8 @@ async def merge_into(
             memory_id=target_id,
         )
         try:
-            async with pool.connection() as conn, conn.transaction():
-                now = await _current_content(conn, target_id)
+            async with repository.transaction(pool) as conn:
+                now = await repository.lock_content(conn, target_id)
                 if now is None or not now["is_active"] or now["parent_id"] is not None:
                     return None
                 if now["content"] != target["content"]:
@@ -178,7 +130,7 @@ async def merge_into(
                     log.info("merge target changed meanwhile; retrying", attempt=attempt + 1)
                     continue
                 return await _write(conn, target_id, merged, p, rows)
-        except psycopg.errors.UniqueViolation:
+        except UniqueClash:
             # The merged text equals another active memory's: keep both texts apart.
             log.info("merged text would duplicate another memory; storing separately")
             return None

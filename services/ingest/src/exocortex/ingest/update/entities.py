@@ -6,31 +6,23 @@ conflict, not a silent merge.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
-from exocortex.core import scope
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.tags import normalize_tags
 from exocortex.core.domain.text import strip_private_field
 from exocortex.core.errors import Conflict, InvalidArgument, NotFound
 from exocortex.core.ids import new_id
-from exocortex.ingest import validation
+from exocortex.ingest.store import validation
+from exocortex.ingest.store.repository import UniqueClash, transaction
+from exocortex.ingest.update import entity_repository
 
 Row = dict[str, Any]
 
 ENTITY_TYPES = ("person", "project", "technology", "organization", "concept")
 MAX_NAME = 200
 MAX_ALIASES = 50
-
-_SELECT = (
-    "SELECT e.id, e.namespace, e.name, e.type, e.aliases, e.metadata, e.created_at, "
-    "e.updated_at, coalesce(array(SELECT t.tag FROM entity_tags t WHERE t.entity_id = e.id "
-    "ORDER BY t.tag), '{}'::text[]) AS tags FROM entities e"
-)
 
 
 @dataclass
@@ -93,55 +85,47 @@ class EntityService:
         tag_list = _tags(tags)
         entity_id = new_id()
         try:
-            async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(
-                    "INSERT INTO entities (id, namespace, name, type, aliases, metadata) "
-                    "VALUES (%s, %s, %s, %s, %s, %s)",
-                    (
-                        entity_id,
-                        namespace,
-                        name,
-                        kind,
-                        json.dumps(alias_list),
-                        json.dumps(metadata),
-                    ),
+            async with transaction(self._pool) as conn:
+                await entity_repository.insert(
+                    conn,
+                    entity_id,
+                    namespace=namespace,
+                    name=name,
+                    kind=kind,
+                    aliases=alias_list,
+                    metadata=metadata,
                 )
-                await self._replace_tags(conn, entity_id, tag_list)
-        except psycopg.errors.UniqueViolation as exc:
+                await entity_repository.replace_tags(conn, entity_id, tag_list)
+        except UniqueClash as exc:
             raise Conflict(
                 f"an entity named {name!r} already exists in namespace {namespace}", field="name"
             ) from exc
         return await self.get(entity_id)
 
     async def update(self, entity_id: str, changes: EntityChanges) -> Row:
-        sets: list[str] = []
-        params: list[Any] = []
-        if changes.name is not None:
-            sets.append("name = %s")
-            params.append(check_name(changes.name))
-        if changes.type is not None:
-            sets.append("type = %s")
-            params.append(validation.check_choice(changes.type, ENTITY_TYPES, "type"))
-        if changes.aliases is not None:
-            sets.append("aliases = %s")
-            params.append(json.dumps(check_aliases(changes.aliases)))
-        if changes.metadata is not None:
-            sets.append("metadata = %s")
-            params.append(json.dumps(changes.metadata))
+        name = check_name(changes.name) if changes.name is not None else None
+        kind = (
+            validation.check_choice(changes.type, ENTITY_TYPES, "type")
+            if changes.type is not None
+            else None
+        )
+        aliases = check_aliases(changes.aliases) if changes.aliases is not None else None
         tag_list = _tags(changes.tags) if changes.tags is not None else None
-        sets.append("updated_at = now()")
         try:
-            async with self._pool.connection() as conn, conn.transaction():
-                cond, scoped = scope.sql_filter("entities")
-                cur = await conn.execute(
-                    f"UPDATE entities SET {', '.join(sets)} WHERE id = %s AND {cond}",
-                    (*params, entity_id, *scoped),
+            async with transaction(self._pool) as conn:
+                found = await entity_repository.update(
+                    conn,
+                    entity_id,
+                    name=name,
+                    kind=kind,
+                    aliases=aliases,
+                    metadata=changes.metadata,
                 )
-                if cur.rowcount == 0:
+                if not found:
                     raise NotFound(f"entity {entity_id} not found", field="id")
                 if tag_list is not None:
-                    await self._replace_tags(conn, entity_id, tag_list)
-        except psycopg.errors.UniqueViolation as exc:
+                    await entity_repository.replace_tags(conn, entity_id, tag_list)
+        except UniqueClash as exc:
             raise Conflict(
                 f"another entity in this namespace is already named {changes.name!r}",
                 field="name",
@@ -150,29 +134,14 @@ class EntityService:
 
     async def delete(self, entity_id: str) -> None:
         async with self._pool.connection() as conn:
-            cond, scoped = scope.sql_filter("entities")
-            cur = await conn.execute(
-                f"DELETE FROM entities WHERE id = %s AND {cond}", (entity_id, *scoped)
-            )
-        if cur.rowcount == 0:
+            deleted = await entity_repository.delete(conn, entity_id)
+        if not deleted:
             raise NotFound(f"entity {entity_id} not found", field="id")
 
     async def get(self, entity_id: str) -> Row:
         async with self._pool.connection() as conn:
             # An entity outside the caller's namespace scope reads as missing.
-            cond, scoped = scope.sql_filter("e")
-            cur = await conn.execute(f"{_SELECT} WHERE e.id = %s AND {cond}", (entity_id, *scoped))
-            row = await cur.fetchone()
+            row = await entity_repository.get(conn, entity_id)
         if row is None:
             raise NotFound(f"entity {entity_id} not found", field="id")
         return row
-
-    @staticmethod
-    async def _replace_tags(conn: Any, entity_id: str, tags: list[str]) -> None:
-        await conn.execute("DELETE FROM entity_tags WHERE entity_id = %s", (entity_id,))
-        if tags:
-            async with conn.cursor() as cur:
-                await cur.executemany(
-                    "INSERT INTO entity_tags (entity_id, tag) VALUES (%s, %s)",
-                    [(entity_id, tag) for tag in tags],
-                )

@@ -6,23 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError, InvalidArgument
 from exocortex.core.ids import new_ids
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
 from exocortex.ingest import events, metrics
-from exocortex.ingest.config import WriteConfig
-from exocortex.ingest.prepare import Prepared, prepare
-from exocortex.ingest.rows import build_rows
-from exocortex.ingest.service import IngestService, StoreResult
-from exocortex.proto.v1 import ingest_pb2
+from exocortex.ingest.store import repository
+from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
+from exocortex.ingest.store.prepare import Prepared, prepare
+from exocortex.ingest.store.repository import UniqueClash
+from exocortex.ingest.store.rows import build_rows
+from exocortex.ingest.store.service import StoreService
 
 log = get_logger(__name__)
-
-Row = dict[str, Any]
 BATCH_SIZE = 128
 # A batch of long texts on a busy CPU can take a while; a store keeps the short default.
 EMBED_TIMEOUT_SECONDS = 180.0
@@ -39,11 +37,11 @@ class ItemResult:
 
 
 class BulkImporter:
-    def __init__(self, ingest: IngestService, batch_size: int = BATCH_SIZE) -> None:
+    def __init__(self, ingest: StoreService, batch_size: int = BATCH_SIZE) -> None:
         self._ingest = ingest
         self._batch = batch_size
 
-    async def run(self, items: list[ingest_pb2.StoreMemoryRequest]) -> list[ItemResult]:
+    async def run(self, items: list[MemoryInput]) -> list[ItemResult]:
         if not items:
             raise InvalidArgument("memories must not be empty", field="memories")
         if len(items) > MAX_ITEMS:
@@ -57,7 +55,7 @@ class BulkImporter:
         return results
 
     async def _batch_run(
-        self, items: list[ingest_pb2.StoreMemoryRequest], offset: int, config: WriteConfig
+        self, items: list[MemoryInput], offset: int, config: WriteConfig
     ) -> list[ItemResult]:
         results = [ItemResult(offset + i) for i in range(len(items))]
         todo: dict[int, Prepared] = {}
@@ -121,19 +119,9 @@ class BulkImporter:
 
     async def _existing_by_hash(self, items: list[Prepared]) -> dict[tuple[str, str, str], Row]:
         async with self._ingest.pool.connection() as conn:
-            cur = await conn.execute(
-                f"""{memories.SELECT_MEMORY}
-                WHERE m.is_active AND m.parent_id IS NULL
-                  AND (m.namespace, m.content_type, m.content_hash) IN (
-                      SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))""",
-                (
-                    [p.namespace for p in items],
-                    [p.content_type for p in items],
-                    [p.digest for p in items],
-                ),
+            return await repository.active_roots_by_hash(
+                conn, [(p.namespace, p.content_type, p.digest) for p in items]
             )
-            rows = await cur.fetchall()
-        return {(r["namespace"], r["content_type"], r["content_hash"]): r for r in rows}
 
     async def _semantic(
         self,
@@ -239,11 +227,11 @@ class BulkImporter:
             for rows in rows_by_item.values()
         ]
         try:
-            async with self._ingest.pool.connection() as conn, conn.transaction():
+            async with repository.transaction(self._ingest.pool) as conn:
                 await bulk.insert_memories(conn, all_rows)
                 await bulk.enqueue_events(conn, evts)
-        except psycopg.errors.UniqueViolation as exc:
-            if exc.diag.constraint_name != memories.ACTIVE_ROOT_HASH_INDEX:
+        except UniqueClash as exc:
+            if not exc.same_content:
                 # Not a duplicate text (an id clash would be a bug): fail the batch, whose
                 # transaction wrote nothing, rather than dedup its items against each other.
                 raise

@@ -4,42 +4,29 @@ takes the new text instead (``merge``)."""
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass
 from typing import Any
-
-import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
+from exocortex.core.db.pool import DictConnection, Pool
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.ingest import events, merge, metrics, variants
-from exocortex.ingest.config import WriteConfig
-from exocortex.ingest.prepare import Prepared, prepare
-from exocortex.ingest.rows import build_rows
-from exocortex.proto.v1 import ingest_pb2
+from exocortex.ingest import events, metrics
+from exocortex.ingest.store import merge, repository, variants
+from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
+from exocortex.ingest.store.prepare import Prepared, prepare
+from exocortex.ingest.store.repository import UniqueClash
+from exocortex.ingest.store.rows import build_rows
 
 log = get_logger(__name__)
 
-Row = dict[str, Any]
-Pool = AsyncConnectionPool[psycopg.AsyncConnection[Row]]
 
-
-@dataclass
-class StoreResult:
-    memory: Row
-    dedup_action: str
-    matched_id: str | None = None
-    similarity: float | None = None
-
-
-class IngestService:
+class StoreService:
     def __init__(
         self,
         pool: Pool,
@@ -60,7 +47,7 @@ class IngestService:
     async def config(self) -> WriteConfig:
         return WriteConfig.from_settings(await self._settings.get())
 
-    async def store(self, request: ingest_pb2.StoreMemoryRequest) -> StoreResult:
+    async def store(self, request: MemoryInput) -> StoreResult:
         start = time.perf_counter()
         outcome = "error"
         try:
@@ -129,27 +116,20 @@ class IngestService:
         the same transaction when given."""
         rows = build_rows(p, vectors, model=self.embedder.fingerprint, dim=self.embedder.dimensions)
         try:
-            async with self.pool.connection() as conn, conn.transaction():
+            async with repository.transaction(self.pool) as conn:
                 if supersede is not None:
                     # Deactivate first: the unique hash index allows one active root.
-                    await conn.execute(
-                        "UPDATE memories SET is_active = false, updated_at = now(), "
-                        "version = version + 1 WHERE id = %s OR parent_id = %s",
-                        (supersede[0], supersede[0]),
-                    )
+                    await repository.archive_family(conn, supersede[0])
                 await bulk.insert_memories(conn, rows)
                 row = await memories.get(conn, rows[0].id)
                 assert row is not None
                 await events.emit(conn, row, "stored", [r.id for r in rows[1:]])
                 if supersede is not None:
-                    await conn.execute(
-                        "UPDATE memories SET superseded_by = %s WHERE id = %s",
-                        (row["id"], supersede[0]),
-                    )
+                    await repository.set_superseded_by(conn, supersede[0], row["id"])
                     old = await memories.get(conn, supersede[0])
                     assert old is not None
                     await events.emit(conn, old, "archived")
-        except psycopg.errors.UniqueViolation:
+        except UniqueClash:
             # A concurrent identical store won the race: the unique index guarantees one row.
             async with self.pool.connection() as conn:
                 existing = await memories.find_active_root_by_hash(
@@ -248,7 +228,7 @@ class IngestService:
         new_meta = {k: v for k, v in p.metadata.items() if existing["metadata"].get(k) != v}
         changed = bool(new_tags or new_meta or p.importance > float(existing["importance"]))
         if changed or variant is not None:
-            async with self.pool.connection() as conn, conn.transaction():
+            async with repository.transaction(self.pool) as conn:
                 variant_id = None
                 if variant is not None:
                     kept, variant_id = await variants.add_variant(
@@ -278,7 +258,7 @@ class IngestService:
 
     @staticmethod
     async def _merge_into_existing(
-        conn: psycopg.AsyncConnection[Row],
+        conn: DictConnection,
         existing: Row,
         p: Prepared,
         new_tags: list[str],
@@ -286,20 +266,8 @@ class IngestService:
         variant_id: str | None,
     ) -> Row:
         if new_tags:
-            # Chunks and variants carry their parent's tags (the indexes filter on them).
-            async with conn.cursor() as cur:
-                await cur.executemany(
-                    "INSERT INTO memory_tags (memory_id, tag) "
-                    "SELECT id, %s FROM memories WHERE id = %s OR parent_id = %s "
-                    "ON CONFLICT DO NOTHING",
-                    [(tag, existing["id"], existing["id"]) for tag in new_tags],
-                )
-        await conn.execute(
-            "UPDATE memories SET importance = greatest(importance, %s), "
-            "metadata = metadata || %s::jsonb, updated_at = now(), "
-            "version = version + 1 WHERE id = %s",
-            (p.importance, json.dumps(new_meta), existing["id"]),
-        )
+            await repository.add_family_tags(conn, existing["id"], new_tags)
+        await repository.raise_and_merge_metadata(conn, existing["id"], p.importance, new_meta)
         row = await memories.get(conn, existing["id"])
         assert row is not None
         await events.emit(conn, row, "updated", [variant_id] if variant_id else [])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from exocortex.core.domain.autotags import auto_tags
@@ -16,9 +16,9 @@ from exocortex.core.domain.tags import normalize_tags
 from exocortex.core.domain.text import content_hash, strip_private
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.records import ATTRIBUTION_FIELDS
-from exocortex.ingest import validation
-from exocortex.ingest.config import WriteConfig
-from exocortex.proto.v1 import ingest_pb2
+from exocortex.ingest.store import validation
+from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.model import MemoryInput
 
 ATTRIBUTION = ATTRIBUTION_FIELDS
 
@@ -90,7 +90,7 @@ def with_auto_tags(content: str, tags: list[str], config: WriteConfig) -> list[s
 
 
 def prepare(
-    request: ingest_pb2.StoreMemoryRequest,
+    request: MemoryInput,
     config: WriteConfig,
     *,
     max_chars: int,
@@ -99,12 +99,12 @@ def prepare(
     content = clean_content(request.content, max_chars)
     namespace = validation.check_namespace(request.namespace)
     content_type = validation.check_choice(
-        request.content_type if request.HasField("content_type") else "text",
+        request.content_type if request.content_type is not None else "text",
         validation.CONTENT_TYPES,
         "content_type",
     )
     source = validation.check_choice(
-        request.source if request.HasField("source") else "api", validation.SOURCES, "source"
+        request.source if request.source is not None else "api", validation.SOURCES, "source"
     )
     validation.check_tags(list(request.tags))
     benchmark = request.benchmark
@@ -114,20 +114,21 @@ def prepare(
         metadata.setdefault("mode", "benchmark")
     default_importance = config.benchmark_importance if benchmark else 0.5
     importance = validation.check_range(
-        request.importance if request.HasField("importance") else default_importance,
+        request.importance if request.importance is not None else default_importance,
         0.0,
         1.0,
         "importance",
     )
     valence = validation.check_range(
-        request.valence if request.HasField("valence") else 0.0, -1.0, 1.0, "valence"
+        request.valence if request.valence is not None else 0.0, -1.0, 1.0, "valence"
     )
     # Attribution: the explicit field, else the same-named metadata key (model_name also from
     # metadata.model), as the seed did, else the deployment's EXO_DEFAULT_* value.
     attribution: dict[str, str | None] = {}
+    given = request.attribution.given()
     for key in ATTRIBUTION:
-        if request.attribution.HasField(key):
-            attribution[key] = validation.optional_text(getattr(request.attribution, key))
+        if key in given:
+            attribution[key] = validation.optional_text(given[key])
         else:
             value = metadata.get(key) or (metadata.get("model") if key == "model_name" else None)
             attribution[key] = validation.optional_text(str(value)) if value else None
@@ -137,14 +138,11 @@ def prepare(
     if not benchmark:
         tags = with_auto_tags(content, tags, config)
     is_metadata = infer_is_metadata(
-        explicit=request.is_metadata if request.HasField("is_metadata") else None,
+        explicit=request.is_metadata,
         benchmark=benchmark,
         tags=tags,
         metadata=metadata,
         settings=config.raw,
-    )
-    expires_at = (
-        request.expires_at.ToDatetime(tzinfo=UTC) if request.HasField("expires_at") else None
     )
     return Prepared(
         content=content,
@@ -152,7 +150,7 @@ def prepare(
         content_type=content_type,
         source=source,
         source_uri=validation.optional_text(request.source_uri)
-        if request.HasField("source_uri")
+        if request.source_uri is not None
         else None,
         importance=importance,
         valence=valence,
@@ -160,7 +158,7 @@ def prepare(
         metadata=metadata,
         is_metadata=is_metadata,
         benchmark=benchmark,
-        expires_at=expires_at,
+        expires_at=request.expires_at,
         attribution=attribution,
         digest=content_hash(content, normalize_whitespace=config.normalize_whitespace),
         keywords=generate_keywords(content, tags),

@@ -19,17 +19,15 @@ findable by its own words.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
 
-from psycopg import AsyncConnection
-
+from exocortex.core.db.pool import DictConnection
 from exocortex.core.domain.vectors import Vector, to_bytes
 from exocortex.core.ids import new_id
 from exocortex.core.repositories import bulk
 from exocortex.core.repositories.memories import NewMemory
-from exocortex.ingest.prepare import Prepared
-
-Row = dict[str, Any]
+from exocortex.ingest.store import repository
+from exocortex.ingest.store.model import Row
+from exocortex.ingest.store.prepare import Prepared
 
 
 class Kept(Enum):
@@ -41,7 +39,7 @@ class Kept(Enum):
 
 
 async def add_variant(
-    conn: AsyncConnection[Row],
+    conn: DictConnection,
     parent: Row,
     p: Prepared,
     vector: Vector,
@@ -60,22 +58,12 @@ async def add_variant(
         return Kept.NO_ROOM, None
     # Serialise variants of one memory, so two racing stores of one text keep it once, and see
     # the parent's current state (it may have been archived since the match).
-    cur = await conn.execute(
-        "SELECT is_active FROM memories WHERE id = %s FOR UPDATE", (parent["id"],)
-    )
-    locked = await cur.fetchone()
-    if locked is None or not locked["is_active"]:
+    if not await repository.lock_is_active(conn, parent["id"]):
         return Kept.NO_ROOM, None
-    cur = await conn.execute(
-        "SELECT count(*) AS n, coalesce(bool_or(content_hash = %s), false) AS seen "
-        "FROM memories WHERE parent_id = %s AND chunk_index IS NULL",
-        (p.digest, parent["id"]),
-    )
-    kept = await cur.fetchone()
-    assert kept is not None
-    if kept["seen"]:
+    count, seen = await repository.variant_count(conn, parent["id"], p.digest)
+    if seen:
         return Kept.ALREADY, None
-    if int(kept["n"]) >= limit:
+    if count >= limit:
         return Kept.NO_ROOM, None
     variant = NewMemory(
         id=new_id(),

@@ -13,6 +13,7 @@ from exocortex.core.db.pool import Pool
 from exocortex.core.db.settings_store import load_settings, upsert_settings
 from exocortex.core.domain import setting_schema
 from exocortex.core.errors import InvalidArgument
+from exocortex.ingest.update import repository
 
 MAX_KEYS = 500
 MAX_IDS = 1000
@@ -55,17 +56,10 @@ class AdminService:
             raise InvalidArgument(f"at most {MAX_IDS} ids of each kind per lookup", field="ids")
         out: list[dict[str, str]] = []
         async with self._pool.connection() as conn:
-            # Table names are constants, never input.
             for table, ids in (
                 ("memories", memory_ids),
                 ("goals", goal_ids),
                 ("entities", entity_ids),
             ):
-                if not ids:
-                    out.append({})
-                    continue
-                cur = await conn.execute(
-                    f"SELECT id, namespace FROM {table} WHERE id = ANY(%s)", (ids,)
-                )
-                out.append({r["id"]: r["namespace"] for r in await cur.fetchall()})
+                out.append(await repository.namespaces_by_id(conn, table, ids) if ids else {})
         return out[0], out[1], out[2]

@@ -6,7 +6,7 @@ from exocortex.core.domain.text import content_hash
 from exocortex.core.domain.vectors import Vector, to_bytes
 from exocortex.core.ids import new_id
 from exocortex.core.repositories.memories import NewMemory
-from exocortex.ingest.prepare import Prepared
+from exocortex.ingest.store.prepare import Prepared
 
 
 def build_rows(

@@ -1,0 +1,1 @@
+"""Documents turned into memories: markdown files by section, session transcripts as digests."""

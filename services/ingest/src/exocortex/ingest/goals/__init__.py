@@ -1,0 +1,1 @@
+"""Goals, their milestones, and progress notes stored as memories linked to a goal."""

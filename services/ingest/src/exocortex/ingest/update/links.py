@@ -1,0 +1,43 @@
+"""Links between memories, made or removed by a person or an agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exocortex.core.db.pool import Pool
+from exocortex.core.errors import InvalidArgument, NotFound
+from exocortex.core.repositories import links, memories
+from exocortex.ingest.store import validation
+
+Row = dict[str, Any]
+
+
+async def create_link(
+    pool: Pool,
+    source_id: str,
+    target_id: str,
+    *,
+    link_type: str | None = None,
+    strength: float | None = None,
+) -> Row:
+    """Link two memories (or change an existing link's type and strength)."""
+    if source_id == target_id:
+        raise InvalidArgument("a memory cannot link to itself", field="target_id")
+    kind = validation.check_choice(
+        link_type if link_type is not None else "related", links.LINK_TYPES, "link_type"
+    )
+    weight = validation.check_range(strength if strength is not None else 0.5, 0.0, 1.0, "strength")
+    async with pool.connection() as conn, conn.transaction():
+        found = await memories.get_many(conn, [source_id, target_id])
+        for name, memory_id in (("source_id", source_id), ("target_id", target_id)):
+            if memory_id not in found:
+                raise NotFound(f"memory {memory_id} not found", field=name)
+        return await links.upsert(conn, source_id, target_id, kind, weight)
+
+
+async def delete_link(pool: Pool, source_id: str, target_id: str) -> bool:
+    async with pool.connection() as conn, conn.transaction():
+        found = await memories.get_many(conn, [source_id])
+        if source_id not in found:
+            raise NotFound(f"memory {source_id} not found", field="source_id")
+        return await links.delete(conn, source_id, target_id) > 0
