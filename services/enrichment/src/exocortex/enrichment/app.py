@@ -5,10 +5,7 @@ goal links), plus health and metrics."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from contextlib import AsyncExitStack
-
-from nats.aio.msg import Msg
 
 from exocortex.core.bus import subjects
 from exocortex.core.bus.client import DurableConsumer
@@ -18,10 +15,9 @@ from exocortex.core.logging import get_logger
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.core.worker import open_worker
-from exocortex.enrichment import metrics
+from exocortex.enrichment import events
 from exocortex.enrichment.service import Enricher
 from exocortex.enrichment.settings import EnrichmentSettings
-from exocortex.proto.v1 import events_pb2
 
 log = get_logger(__name__)
 
@@ -40,24 +36,11 @@ async def run(settings: EnrichmentSettings, stop: asyncio.Event) -> None:
             SettingsCache(worker.pool),
         )
 
-        async def handle(msgs: Sequence[Msg]) -> None:
-            events = []
-            for msg in msgs:
-                try:
-                    events.append(events_pb2.MemoryChanged.FromString(msg.data))
-                except Exception:
-                    log.warning("dropping malformed memory event", subject=msg.subject)
-            try:
-                await enricher.handle(events)
-            except Exception:
-                metrics.ENRICH_FAILURES.inc()
-                raise
-
         consumer = DurableConsumer(
             worker.nats.jetstream(),
             durable=subjects.ENRICHMENT_WORKER,
             filter_subject=subjects.MEMORY_ALL,
-            handler=handle,
+            handler=events.handler(enricher.handle),
             batch_size=settings.batch_size,
             fetch_timeout=0.5,
         )

@@ -1,8 +1,10 @@
-"""SQL of the derived knowledge enrichment writes: entities, mentions, relationships,
-contradiction candidates and implicit goal links."""
+"""All SQL of enrichment: the memory it enriches (its chunks' vectors, the status lock, the
+result), and the derived knowledge it writes: entities, mentions, relationships, contradiction
+candidates and implicit goal links."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -12,6 +14,36 @@ from exocortex.core.domain.entities import Entity, Relationship
 from exocortex.core.ids import new_id
 
 Row = dict[str, Any]
+
+
+async def chunk_embeddings(conn: AsyncConnection[Row], memory_id: str) -> list[bytes]:
+    """The vectors of the memory's chunks (a chunked memory has none of its own)."""
+    cur = await conn.execute(
+        "SELECT embedding FROM memories WHERE parent_id = %s AND embedding IS NOT NULL",
+        (memory_id,),
+    )
+    return [bytes(r["embedding"]) for r in await cur.fetchall()]
+
+
+async def lock_status(conn: AsyncConnection[Row], memory_id: str) -> Row | None:
+    """Lock the memory's row: its version and enrichment status (None: it is gone)."""
+    cur = await conn.execute(
+        "SELECT version, enrichment_status FROM memories WHERE id = %s FOR UPDATE", (memory_id,)
+    )
+    return await cur.fetchone()
+
+
+async def mark_enriched(conn: AsyncConnection[Row], memory_id: str, keywords: str) -> int:
+    """Record the result (status done, new keywords) at a new version, which it returns."""
+    cur = await conn.execute(
+        "UPDATE memories SET enrichment_status = 'done', enriched_at = now(), "
+        "keywords = %s, updated_at = now(), version = version + 1 WHERE id = %s "
+        "RETURNING version",
+        (keywords, memory_id),
+    )
+    bumped = await cur.fetchone()
+    assert bumped is not None
+    return int(bumped["version"])
 
 
 async def replace_mentions(
@@ -109,3 +141,64 @@ async def link_goal(
         "VALUES (%s, %s, %s, 'implicit') ON CONFLICT (goal_id, memory_id) DO NOTHING",
         (goal_id, memory_id, relevance),
     )
+
+
+# Episodes a summary elaborates on: important root memories of its window, not summaries.
+_EPISODES = """
+SELECT m.id FROM memories m
+WHERE m.namespace = %(namespace)s AND m.id <> %(id)s AND m.parent_id IS NULL
+  AND m.is_active AND NOT m.is_metadata AND m.importance >= %(min_importance)s
+  AND m.created_at >= %(since)s AND m.created_at <= %(until)s
+  AND NOT EXISTS (SELECT 1 FROM memory_tags t
+                  WHERE t.memory_id = m.id AND t.tag IN ('epoch', 'narrative'))
+ORDER BY m.importance DESC, m.created_at DESC, m.id
+LIMIT %(cap)s
+"""
+
+_NARRATIVES = """
+SELECT m.id FROM memories m
+WHERE m.namespace = %(namespace)s AND m.id <> %(id)s AND m.parent_id IS NULL AND m.is_active
+  AND m.created_at >= %(since)s AND m.created_at < %(until)s
+  AND EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = 'narrative')
+  AND NOT EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = 'epoch')
+ORDER BY m.created_at, m.id
+LIMIT %(cap)s
+"""
+
+
+async def episodes(
+    conn: AsyncConnection[Row],
+    namespace: str,
+    own_id: str,
+    *,
+    min_importance: float,
+    since: datetime,
+    until: datetime,
+    cap: int,
+) -> list[str]:
+    """Ids of the episodes in [since, until] (inclusive), most important first."""
+    params = {
+        "namespace": namespace,
+        "id": own_id,
+        "min_importance": min_importance,
+        "since": since,
+        "until": until,
+        "cap": cap,
+    }
+    cur = await conn.execute(_EPISODES, params)
+    return [r["id"] for r in await cur.fetchall()]
+
+
+async def narratives(
+    conn: AsyncConnection[Row],
+    namespace: str,
+    own_id: str,
+    *,
+    since: datetime,
+    until: datetime,
+    cap: int,
+) -> list[str]:
+    """Ids of the narratives created in [since, until), oldest first."""
+    params = {"namespace": namespace, "id": own_id, "since": since, "until": until, "cap": cap}
+    cur = await conn.execute(_NARRATIVES, params)
+    return [r["id"] for r in await cur.fetchall()]

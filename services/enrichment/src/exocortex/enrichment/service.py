@@ -12,17 +12,16 @@ committed with a ``memory.enriched`` event (outbox) so projections pick up the n
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import psycopg
-from google.protobuf.timestamp_pb2 import Timestamp
-from psycopg_pool import AsyncConnectionPool
 
 from exocortex.core.bus import subjects
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
 from exocortex.core.db import outbox
+from exocortex.core.db.pool import DictConnection, Pool
 from exocortex.core.domain.contradictions import find_contradiction
 from exocortex.core.domain.entities import extract_entities, extract_relationships
 from exocortex.core.domain.keywords import generate_keywords
@@ -30,9 +29,9 @@ from exocortex.core.domain.vectors import Vector, from_bytes, to_bytes
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import links, memories
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.enrichment import metrics, repository, temporal
+from exocortex.enrichment import events, metrics, repository, temporal
+from exocortex.enrichment.model import MemoryChange
 from exocortex.enrichment.thresholds import Thresholds
-from exocortex.proto.v1 import events_pb2
 
 log = get_logger(__name__)
 
@@ -47,7 +46,7 @@ def _unit(vector: Vector) -> Vector:
 class Enricher:
     def __init__(
         self,
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]],
+        pool: Pool,
         retrieval: RetrievalClient,
         embedder: EmbeddingClient,
         settings: SettingsCache,
@@ -57,8 +56,8 @@ class Enricher:
         self._embedder = embedder
         self._settings = settings
 
-    async def handle(self, events: list[events_pb2.MemoryChanged]) -> None:
-        wanted = [e.memory_id for e in events if e.change in ("stored", "updated", "restored")]
+    async def handle(self, changes: Sequence[MemoryChange]) -> None:
+        wanted = [c.memory_id for c in changes if c.change in ("stored", "updated", "restored")]
         if not wanted:
             return
         async with self._pool.connection() as conn:
@@ -71,11 +70,7 @@ class Enricher:
         if row.get("embedding") is not None:
             return from_bytes(bytes(row["embedding"]))
         async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT embedding FROM memories WHERE parent_id = %s AND embedding IS NOT NULL",
-                (row["id"],),
-            )
-            chunks = [from_bytes(bytes(r["embedding"])) for r in await cur.fetchall()]
+            chunks = [from_bytes(e) for e in await repository.chunk_embeddings(conn, row["id"])]
         # A chunked memory is represented by the mean direction of its chunks.
         return _unit(np.mean(np.stack(chunks), axis=0).astype(np.float32)) if chunks else None
 
@@ -103,11 +98,7 @@ class Enricher:
         goals = await self._goal_matches(row, vector, limits) if vector is not None else []
 
         async with self._pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(
-                "SELECT version, enrichment_status FROM memories WHERE id = %s FOR UPDATE",
-                (row["id"],),
-            )
-            current = await cur.fetchone()
+            current = await repository.lock_status(conn, row["id"])
             if (
                 current is None
                 or current["enrichment_status"] != "pending"
@@ -133,18 +124,11 @@ class Enricher:
             for goal_id, similarity in goals:
                 await repository.link_goal(conn, goal_id, row["id"], round(similarity, 3))
             keywords = generate_keywords(row["content"], row["tags"], [e.name for e in entities])
-            cur = await conn.execute(
-                "UPDATE memories SET enrichment_status = 'done', enriched_at = now(), "
-                "keywords = %s, updated_at = now(), version = version + 1 WHERE id = %s "
-                "RETURNING version",
-                (keywords, row["id"]),
-            )
-            bumped = await cur.fetchone()
-            assert bumped is not None
+            version = await repository.mark_enriched(conn, row["id"], keywords)
             await outbox.enqueue(
                 conn,
                 subjects.MEMORY_ENRICHED,
-                _event(row["id"], int(bumped["version"]), row["namespace"]),
+                events.enriched(row["id"], version, row["namespace"]),
             )
         metrics.ENRICHED.inc()
         metrics.ENRICH_DURATION.observe(time.perf_counter() - started)
@@ -160,7 +144,7 @@ class Enricher:
 
     async def _contradictions(
         self,
-        conn: psycopg.AsyncConnection[Row],
+        conn: DictConnection,
         row: Row,
         neighbours: list[Neighbour],
         limits: Thresholds,
@@ -219,15 +203,3 @@ def _roots(hits: list[Neighbour], own_id: str) -> list[Neighbour]:
         if root != own_id and root not in seen:
             seen[root] = Neighbour(root, None, hit.similarity)
     return list(seen.values())
-
-
-def _event(memory_id: str, version: int, namespace: str) -> bytes:
-    now = Timestamp()
-    now.GetCurrentTime()
-    return events_pb2.MemoryChanged(
-        memory_id=memory_id,
-        version=version,
-        namespace=namespace,
-        change="enriched",
-        occurred_at=now,
-    ).SerializeToString()

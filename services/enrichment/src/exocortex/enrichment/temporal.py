@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from psycopg import AsyncConnection
+from exocortex.core.db.pool import DictConnection
+from exocortex.enrichment import repository
 
 Row = dict[str, Any]
 
@@ -59,48 +60,26 @@ def month_bounds(moment: datetime) -> tuple[datetime, datetime]:
     return start, following
 
 
-_EPISODES = """
-SELECT m.id FROM memories m
-WHERE m.namespace = %(namespace)s AND m.id <> %(id)s AND m.parent_id IS NULL
-  AND m.is_active AND NOT m.is_metadata AND m.importance >= %(min_importance)s
-  AND m.created_at >= %(since)s AND m.created_at <= %(until)s
-  AND NOT EXISTS (SELECT 1 FROM memory_tags t
-                  WHERE t.memory_id = m.id AND t.tag IN ('epoch', 'narrative'))
-ORDER BY m.importance DESC, m.created_at DESC, m.id
-LIMIT %(cap)s
-"""
-
-_NARRATIVES = """
-SELECT m.id FROM memories m
-WHERE m.namespace = %(namespace)s AND m.id <> %(id)s AND m.parent_id IS NULL AND m.is_active
-  AND m.created_at >= %(since)s AND m.created_at < %(until)s
-  AND EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = 'narrative')
-  AND NOT EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = m.id AND t.tag = 'epoch')
-ORDER BY m.created_at, m.id
-LIMIT %(cap)s
-"""
-
-
-async def temporal_links(conn: AsyncConnection[Row], row: Row) -> list[tuple[str, str, str, float]]:
+async def temporal_links(conn: DictConnection, row: Row) -> list[tuple[str, str, str, float]]:
     """The (source, target, type, strength) links a summary memory should have; [] otherwise."""
     window = window_for(row["tags"])
     if window is None:
         return []
     created: datetime = row["created_at"]
-    params: dict[str, Any] = {
-        "namespace": row["namespace"],
-        "id": row["id"],
-        "min_importance": MIN_EPISODE_IMPORTANCE,
-        "since": created - timedelta(days=window.days),
-        "until": created,
-        "cap": window.cap,
-    }
-    cur = await conn.execute(_EPISODES, params)
-    out = [(row["id"], r["id"], "elaborates", EPISODE_STRENGTH) for r in await cur.fetchall()]
+    episodes = await repository.episodes(
+        conn,
+        row["namespace"],
+        row["id"],
+        min_importance=MIN_EPISODE_IMPORTANCE,
+        since=created - timedelta(days=window.days),
+        until=created,
+        cap=window.cap,
+    )
+    out = [(row["id"], e, "elaborates", EPISODE_STRENGTH) for e in episodes]
     if window.epoch:
         since, until = month_bounds(created)
-        cur = await conn.execute(_NARRATIVES, {**params, "since": since, "until": until})
-        out += [
-            (row["id"], r["id"], "elaborates", NARRATIVE_STRENGTH) for r in await cur.fetchall()
-        ]
+        narratives = await repository.narratives(
+            conn, row["namespace"], row["id"], since=since, until=until, cap=window.cap
+        )
+        out += [(row["id"], n, "elaborates", NARRATIVE_STRENGTH) for n in narratives]
     return out
