@@ -24,6 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 stdout = Console(highlight=False)
+ID_WIDTH = 26  # a ULID
+SIDE_WIDTH = 24
 stderr = Console(stderr=True, highlight=False)
 
 
@@ -33,13 +35,14 @@ def emit_json(data: Any) -> None:
 
 
 def error(detail: str, hint: str | None = None) -> None:
-    stderr.print(Text.assemble(("error: ", "bold red"), detail))
+    # Soft wrap: the terminal folds long lines, so a message stays one line to copy or grep.
+    stderr.print(Text.assemble(("error: ", "bold red"), detail), soft_wrap=True)
     if hint:
-        stderr.print(Text.assemble(("  fix: ", "yellow"), hint))
+        stderr.print(Text.assemble(("  fix: ", "yellow"), hint), soft_wrap=True)
 
 
 def note(message: str) -> None:
-    stderr.print(Text(message, style="dim"))
+    stderr.print(Text(message, style="dim"), soft_wrap=True)
 
 
 def preview(text: str, width: int = 100) -> str:
@@ -50,12 +53,16 @@ def preview(text: str, width: int = 100) -> str:
 def table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
 ) -> None:
-    """A table as wide as the terminal: the last column (usually text) folds, the others keep
-    their content on one line."""
+    """A table as wide as the terminal: ids stay whole, the last column (usually text) takes
+    the room left and folds, the others stay narrow."""
     out = Table(title=title, expand=False, header_style="bold", show_lines=False)
     for i, name in enumerate(columns):
-        last = i == len(columns) - 1
-        out.add_column(name, overflow="fold" if last else "ellipsis", no_wrap=not last)
+        if i == len(columns) - 1:
+            out.add_column(name, overflow="fold", min_width=min(20, stdout.width // 4), ratio=1)
+        elif name.endswith("id"):
+            out.add_column(name, no_wrap=True, min_width=ID_WIDTH)
+        else:
+            out.add_column(name, overflow="ellipsis", max_width=SIDE_WIDTH)
     for row in rows:
         out.add_row(*("" if v is None else str(v) for v in row))
     stdout.print(out)

@@ -66,19 +66,22 @@ def search(
             ),
         )
         return
-    columns = ["score", "id", "created", "tags", "content"]
-    if verbose:
-        columns[1:1] = ["vec", "kw", "recency"]
+    # The score breakdown, or the date and tags when the terminal has room for them.
+    wide = output.stdout.width >= 110
+    columns = ["score", "vec", "kw", "rec"] if verbose else ["score"]
+    columns += [*(["created", "tags"] if wide and not verbose else []), "id", "content"]
     rows = []
     for r in found["results"]:
         m = r["memory"]
-        row = [f"{r['score']:.3f}", m["id"], str(m["created_at"])[:10], ",".join(m["tags"])]
+        row: list[Any] = [f"{r['score']:.3f}"]
         if verbose:
             b = r["score_breakdown"]
-            row[1:1] = [
+            row += [
                 b.get("vector_rank") or "-",
                 b.get("keyword_rank") or "-",
                 f"{b['recency']:.2f}",
             ]
-        rows.append([*row, output.preview(m["content"], 160)])
+        elif wide:
+            row += [str(m["created_at"])[:10], ",".join(m["tags"])]
+        rows.append([*row, m["id"], output.preview(m["content"], 160)])
     output.table(columns, rows)
