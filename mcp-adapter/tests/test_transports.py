@@ -20,7 +20,7 @@ import pytest_asyncio
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.gateway import serve_gateway
 from exocortex.testing.processes import listening_process
 

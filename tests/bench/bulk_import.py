@@ -195,7 +195,7 @@ def running_stack(url: str | None) -> Iterator[tuple[str, str | None]]:
         return
     import tempfile
 
-    from exocortex.cli.stack import Stack, StackConfig
+    from exocortex.core.runtime.stack import Stack, StackConfig
 
     with tempfile.TemporaryDirectory(prefix="exo-bench-") as tmp:
         stack = Stack(StackConfig.with_free_ports(Path(tmp), postgres_fsync=False))

@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 from mcp import Client, StdioServerParameters
 
-from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 REPORT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "mcp-latency.md"
 EXO = str(Path(sys.executable).with_name("exo"))

@@ -49,7 +49,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stack_baseline import stack_pss_mb, stack_rss_mb
 
-from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 REPORT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "search-latency.md"
 BUDGET_P95_MS = 30.0

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search_latency import OBJECTS, REASONS, TAGS, VERBS, pct
 
 import exocortex.core.config
-from exocortex.cli.stack import SERVICES, Stack, StackConfig
+from exocortex.core.runtime.stack import SERVICES, Stack, StackConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT = ROOT / "docs" / "benchmarks" / "soak.md"

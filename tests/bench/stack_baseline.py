@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 REPORT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "stack-baseline.md"
 

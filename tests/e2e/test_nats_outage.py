@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 pytestmark = pytest.mark.e2e
 

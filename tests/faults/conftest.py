@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 
 # How often ``exo up`` looks at its children (see exocortex.cli.main.up).
 CHECK_INTERVAL_SECONDS = 0.5

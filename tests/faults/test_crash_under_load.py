@@ -22,7 +22,7 @@ import httpx
 import psycopg
 import pytest
 
-from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 pytestmark = pytest.mark.e2e
 

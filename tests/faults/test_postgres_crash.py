@@ -17,7 +17,7 @@ import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 pytestmark = pytest.mark.e2e
 

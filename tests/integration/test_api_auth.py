@@ -8,10 +8,11 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 from exocortex.gateway.app import create_app
 from exocortex.gateway.auth import KeyFormatError, parse_keys
-from exocortex.testing.gateway import gateway_settings, serve_gateway
+from exocortex.gateway.settings import GatewaySettings
+from exocortex.testing.gateway import gateway_env, serve_gateway
 
 RW = "rw-key-0123456789abcdef"
 RO = "ro-key-0123456789abcdef"
@@ -134,6 +135,15 @@ def test_key_format() -> None:
         with pytest.raises(KeyFormatError) as err:
             parse_keys(bad)
         assert RW not in str(err.value)
+
+
+def gateway_settings(stack: Stack, **env: str) -> GatewaySettings:
+    """Settings as the stack's gateway gets them, with ``env`` (EXO_* names) on top."""
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in gateway_env(stack, **env).items():
+            if key.startswith("EXO_"):
+                patch.setenv(key, value)
+        return GatewaySettings()
 
 
 def test_refuses_a_public_bind_without_keys(exo_stack: Stack) -> None:

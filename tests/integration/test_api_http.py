@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.gateway import serve_gateway
 
 

@@ -15,7 +15,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.fuzz import fuzz_operations
 
 MAX_EXAMPLES = 4

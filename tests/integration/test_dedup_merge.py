@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import psycopg
 
-from exocortex.cli.stack import Stack
 from exocortex.core.domain.text import content_hash
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import stored
 
 SEPARATOR = "\n\n---\n\n"

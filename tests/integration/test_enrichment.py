@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import wait_enriched
 
 

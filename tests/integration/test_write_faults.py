@@ -18,8 +18,8 @@ import psycopg
 import pytest
 import pytest_asyncio
 
-from exocortex.cli.stack import Stack, StackConfig
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.core.runtime.stack import Stack, StackConfig
 from exocortex.testing.rest import wait_enriched
 
 pytestmark = pytest.mark.e2e

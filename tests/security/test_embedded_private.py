@@ -22,9 +22,9 @@ import psycopg
 import pytest
 from nats.errors import Error as NatsError
 
-from exocortex.cli.stack import Stack
 from exocortex.core.runtime.nats import EmbeddedNats
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.core.runtime.stack import Stack
 from exocortex.core.secrets import read_or_create_secret, redact_url
 from exocortex.gateway.host_guard import host_name
 from exocortex.testing.gateway import serve_gateway

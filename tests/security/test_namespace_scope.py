@@ -16,9 +16,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from exocortex.cli.stack import Stack
 from exocortex.core import scope
 from exocortex.core.rpc.client import open_channel
+from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from exocortex.testing.keyed import Keyed
 

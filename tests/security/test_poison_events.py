@@ -11,9 +11,9 @@ import httpx
 from nats.aio.msg import Msg
 from prometheus_client import REGISTRY
 
-from exocortex.cli.stack import Stack
 from exocortex.core.bus import dead_letter, subjects
 from exocortex.core.bus.client import DurableConsumer, connect, ensure_stream
+from exocortex.core.runtime.stack import Stack
 
 POISON = b"poison"
 

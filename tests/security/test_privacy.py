@@ -25,8 +25,8 @@ from psycopg import sql
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from exocortex.cli.stack import Stack
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import wait_enriched
 
 Db = psycopg.AsyncConnection[dict[str, Any]]

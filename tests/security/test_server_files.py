@@ -17,9 +17,9 @@ import psycopg
 import pytest
 import pytest_asyncio
 
-from exocortex.cli.stack import Stack
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.ports import free_port
+from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc
 from exocortex.testing.gateway import serve_gateway
 from exocortex.testing.keyed import keys_for

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import httpx
 import pytest_asyncio
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.gateway import serve_gateway
 
 ADMIN = "admin-key-0123456789abcdef"

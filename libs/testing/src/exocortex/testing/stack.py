@@ -17,10 +17,10 @@ import pytest
 import pytest_asyncio
 from psycopg.rows import dict_row
 
-from exocortex.cli.stack import Stack, StackConfig
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.core.runtime.stack import Stack, StackConfig
 
 
 @pytest.fixture(scope="session")

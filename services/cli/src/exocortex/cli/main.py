@@ -19,7 +19,7 @@ from exocortex.cli import pidfile
 from exocortex.cli.commands import goals, insights, lifecycle, memories, settings, transfer
 from exocortex.cli.commands.search import search
 from exocortex.cli.context import ExoGroup, State
-from exocortex.cli.stack import Stack, StackConfig, StackError
+from exocortex.core.runtime.stack import Stack, StackConfig, StackError
 
 app = typer.Typer(
     cls=ExoGroup,

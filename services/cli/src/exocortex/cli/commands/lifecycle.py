@@ -19,9 +19,9 @@ from exocortex.cli import output, pidfile
 from exocortex.cli.client import ApiError, Client
 from exocortex.cli.config import ConfigError, config_path, resolve
 from exocortex.cli.context import State
-from exocortex.cli.stack import StackConfig
 from exocortex.core.runtime.ports import port_is_open
 from exocortex.core.runtime.processes import process_alive
+from exocortex.core.runtime.stack import StackConfig
 
 Json = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
 DISTRIBUTIONS = (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from exocortex.cli.stack import MAX_RESTARTS, Stack, StackConfig, StackError
+from exocortex.core.runtime.stack import MAX_RESTARTS, Stack, StackConfig, StackError
 
 
 def _wait_exit(stack: Stack) -> None:

@@ -27,7 +27,7 @@ def test_a_child_is_niced_and_dies_with_a_killed_supervisor() -> None:
     supervisor = textwrap.dedent(
         """
         import subprocess, sys, time
-        from exocortex.cli.stack import _child_setup
+        from exocortex.core.runtime.stack import _child_setup
         child = subprocess.Popen(
             [sys.executable, "-c", "import time; time.sleep(60)"],
             preexec_fn=_child_setup(7),
