@@ -23,6 +23,7 @@ import psycopg
 from nats.aio.msg import Msg
 from psycopg_pool import AsyncConnectionPool
 
+from exocortex.core.bus.decode import decode_all
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.domain.text import strip_private
 from exocortex.core.logging import get_logger
@@ -156,13 +157,7 @@ class SearchRecorder:
         self._pool = pool
 
     async def handle(self, msgs: Sequence[Msg]) -> None:
-        events = []
-        for msg in msgs:
-            try:
-                events.append(events_pb2.SearchPerformed.FromString(msg.data))
-            except Exception:
-                log.warning("dropping malformed search event", subject=msg.subject)
-        await self.record(events)
+        await self.record(decode_all(events_pb2.SearchPerformed, msgs))
 
     async def record(self, events: Sequence[events_pb2.SearchPerformed]) -> None:
         if not events:

@@ -21,6 +21,7 @@ from exocortex.core.bus.dead_letter import (
     dead_letter,
     deliveries,
 )
+from exocortex.core.bus.decode import Malformed
 from exocortex.core.logging import get_logger
 from exocortex.core.secrets import redact_url
 
@@ -214,10 +215,11 @@ class DurableConsumer:
                 await msg.ack()
 
     async def _failed(self, msg: Msg, exc: Exception) -> None:
-        """Retry later, or, past the bound, park the event and move on."""
+        """Retry later, or, past the bound, park the event and move on. A malformed event is
+        parked at once: every delivery would fail the same way."""
         error = f"{type(exc).__name__}: {exc}"
         delivered = deliveries(msg)
-        if delivered < self.max_deliveries:
+        if delivered < self.max_deliveries and not isinstance(exc, Malformed):
             log.warning(
                 "event failed; will be redelivered",
                 consumer=self.durable,
@@ -229,7 +231,7 @@ class DurableConsumer:
                 await msg.nak(delay=self.retry_delay)
             return
         log.error(
-            "event failed on every delivery; parked in the dead-letter stream",
+            "event malformed or failed on every delivery; parked in the dead-letter stream",
             consumer=self.durable,
             subject=msg.subject,
             deliveries=delivered,
