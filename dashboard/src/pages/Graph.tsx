@@ -163,6 +163,17 @@ function GraphView({
           </ul>
         </section>
         <section>
+          <h2>Most connected</h2>
+          {(analysis.centrality ?? []).length === 0 && <p className="muted">None yet.</p>}
+          <ul className="centrality">
+            {(analysis.centrality ?? []).slice(0, 15).map((c) => (
+              <li key={c.id}>
+                <Link to={`/entities/${c.id}`}>{c.name}</Link> <span className="muted">{c.type}, degree {c.degree}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+        <section>
           <h2>Bridges</h2>
           {(analysis.bridges ?? []).length === 0 && <p className="muted">None yet.</p>}
           <ul>

@@ -65,7 +65,6 @@ export function MemoryDetail() {
             )}
             <Facts memory={m} />
             <Variants memory={m} />
-            <h2>Entities</h2>
             <Entities memory={m} />
           </>
         )}
@@ -156,8 +155,10 @@ function Variants({ memory }: { memory: Memory }) {
 
 function Entities({ memory }: { memory: Memory }) {
   const named = list<Record<string, unknown>>(record(memory.metadata).entities);
-  if (!named.length) return <p className="muted">None recognised.</p>;
+  if (!named.length) return null;
   return (
+    <>
+    <h2>Entities</h2>
     <ul className="tags">
       {named.map((e, i) => {
         const name = String(e.name ?? e.text ?? "");
@@ -169,6 +170,7 @@ function Entities({ memory }: { memory: Memory }) {
         );
       })}
     </ul>
+    </>
   );
 }
 

@@ -1,0 +1,144 @@
+"""What people do in the dashboard, end to end in a real browser: find a memory stored through
+the API, edit it, archive it, restore it from the trash; walk the graph to an entity and on to
+a memory; and what a key may not do it cannot see."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from playwright.sync_api import expect
+
+# Fixtures from conftest.py: `seeded` (a Seeded) and `open_page` (key → page, console).
+Seeded = Any
+OpenPage = Any
+
+
+def test_store_find_edit_archive_restore(seeded: Seeded, open_page: OpenPage) -> None:
+    word = f"quokka{uuid.uuid4().hex[:6]}"
+    stored = seeded.admin.post(
+        "/api/memories",
+        json={"content": f"The {word} migration runs every night", "namespace": seeded.namespace},
+    ).json()
+    # Enrichment rewrites a new memory's tags a moment after the store; once (on a busy
+    # machine) an edit made while it ran was lost, so the edit here waits for it.
+    _wait_enriched(seeded, stored["id"])
+    page, console = open_page(seeded.admin_key)
+    page.goto("/")
+    page.get_by_role("searchbox", name="Search memories").fill(word)
+    page.keyboard.press("Enter")
+    hit = page.locator(f'[data-memory-id="{stored["id"]}"]')
+    expect(hit).to_be_visible()
+    expect(hit.get_by_text("score")).to_be_visible()  # the score breakdown is shown
+    hit.get_by_role("link").click()
+
+    expect(page.get_by_role("heading", level=1)).to_have_text("Memory")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill(f"The {word} migration runs every hour")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text(f"The {word} migration runs every hour")).to_be_visible()
+    assert seeded.admin.get(f"/api/memories/{stored['id']}").json()["content"].endswith("hour")
+
+    page.get_by_role("button", name="Archive").click()
+    expect(page.get_by_text("This memory is archived")).to_be_visible()
+    assert seeded.admin.get(f"/api/memories/{stored['id']}").json()["is_active"] is False
+
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="Trash").click()
+    row = page.locator(f'[data-memory-id="{stored["id"]}"]')
+    row.get_by_role("button", name="Restore").click()
+    expect(row).to_have_count(0)
+    assert seeded.admin.get(f"/api/memories/{stored['id']}").json()["is_active"] is True
+    assert console.errors == []
+
+
+def _wait_enriched(seeded: Seeded, memory_id: str) -> None:
+    deadline = time.monotonic() + 60
+    while seeded.admin.get(f"/api/memories/{memory_id}").json()["enrichment_status"] == "pending":
+        assert time.monotonic() < deadline, "enrichment did not finish within 60 s"
+        time.sleep(0.3)
+
+
+def test_bulk_tag_from_the_memory_list(seeded: Seeded, open_page: OpenPage) -> None:
+    tag = f"bulk-{uuid.uuid4().hex[:6]}"
+    page, console = open_page(seeded.admin_key)
+    page.goto("/")
+    for label in ("decision", "tooling"):
+        page.get_by_label(f"Select memory {seeded.memories[label]}").check()
+    page.get_by_label("Tag to add").fill(tag)
+    page.get_by_role("button", name="Add tag").click()
+    expect(page.get_by_role("status")).to_contain_text("Tagged 2 memories")
+    for label in ("decision", "tooling"):
+        assert tag in seeded.admin.get(f"/api/memories/{seeded.memories[label]}").json()["tags"]
+    assert tag not in seeded.admin.get(f"/api/memories/{seeded.memories['people']}").json()["tags"]
+    assert console.errors == []
+
+
+def test_walk_the_graph_to_an_entity_and_on_to_a_memory(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    page, console = open_page(seeded.admin_key)
+    page.goto("/graph")
+    expect(page.locator("canvas").first).to_be_visible()
+    page.locator(".centrality").get_by_role("link", name=seeded.entity_name).click()
+    expect(page.get_by_role("heading", level=2, name=seeded.entity_name)).to_be_visible()
+    page.get_by_role("link", name="Alice Smith works at Anthropic").first.click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Memory")
+    expect(page.get_by_text("with Bob Jones on the heron project")).to_be_visible()
+    assert console.errors == []
+
+
+def test_the_key_is_asked_once_and_kept_for_the_session(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    page, _ = open_page(None)
+    page.goto("/")
+    page.get_by_label("API key").fill("not-a-real-key-0123456789")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("not valid")
+    page.get_by_label("API key").fill(seeded.admin_key)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Memories")
+    page.reload()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Memories")
+    assert seeded.admin_key not in page.url
+    assert page.evaluate("sessionStorage.getItem('exocortex.apiKey')") == seeded.admin_key
+    assert page.evaluate("localStorage.length") == 0 or seeded.admin_key not in str(
+        page.evaluate("JSON.stringify(localStorage)")
+    )
+
+
+def test_a_read_only_key_sees_no_write_buttons(seeded: Seeded, open_page: OpenPage) -> None:
+    page, console = open_page(seeded.read_only_key)
+    page.goto("/")
+    expect(page.get_by_text("Alice Smith works at Anthropic").first).to_be_visible()
+    expect(page.get_by_text("read-only")).to_be_visible()
+    expect(page.get_by_role("button", name="New memory")).to_have_count(0)
+    expect(page.get_by_role("checkbox")).to_have_count(0)
+
+    page.goto(f"/memory/{seeded.memories['people']}")
+    expect(page.get_by_text("Alice Smith works at Anthropic").first).to_be_visible()
+    for name in ("Edit", "Archive", "Restore"):
+        expect(page.get_by_role("button", name=name)).to_have_count(0)
+    page.goto("/trash")
+    expect(page.get_by_text("An old heron note nobody needs")).to_be_visible()
+    expect(page.get_by_role("button", name="Restore")).to_have_count(0)
+    page.goto("/goals")
+    expect(page.get_by_text(seeded.goal_title)).to_be_visible()
+    expect(page.get_by_role("button", name="Add goal")).to_have_count(0)
+    page.goto("/settings")
+    expect(page.get_by_text("rrf_k")).to_be_visible()
+    expect(page.get_by_role("button", name="Save")).to_have_count(0)
+    assert console.errors == []
+
+
+def test_a_namespace_scoped_key_sees_only_its_namespace(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    page, console = open_page(seeded.scoped_key, namespace=False)
+    page.goto("/")
+    expect(page.get_by_text("Alice Smith works at Anthropic").first).to_be_visible()
+    options = page.get_by_label("Namespace").locator("option").all_inner_texts()
+    assert options[1:] == [seeded.namespace]
+    expect(page.get_by_text("hidden from scoped keys")).to_have_count(0)
+    assert console.errors == []
