@@ -454,3 +454,82 @@ async def regression_latest(backends: BackendsDep) -> dict[str, Any]:
     )
     result: dict[str, Any] = json.loads(reply.json)
     return result
+
+
+# -------------------------------------------------------------------- importance, archival
+
+
+class ImportanceBody(Strict):
+    dry_run: bool = False
+    boost_threshold: int | None = Field(default=None, ge=1, le=1_000_000)
+    decay_age_days: int | None = Field(default=None, ge=1, le=36_500)
+    graph_boost: bool = True
+    namespace: Namespace = None
+    wait_seconds: Wait = DEFAULT_WAIT_SECONDS
+
+
+@router.post("/importance-adjust", response_model=ReportOut | JobRunOut, responses=RUN_RESPONSES)
+async def importance_adjust(
+    body: ImportanceBody, backends: BackendsDep, response: Response
+) -> dict[str, Any]:
+    """Boost used memories, decay unused ones, boost memories of central entities (once).
+    Pinned memories are untouched; a second run in a row changes nothing.
+    `{boosted, decayed, graph_boosted, dry_run, details[{id, action, old_importance,
+    new_importance}]}`."""
+    params = body.model_dump(exclude={"dry_run", "namespace", "wait_seconds"}, exclude_none=True)
+    run = await _start(
+        backends,
+        "importance",
+        dry_run=body.dry_run,
+        params=params,
+        namespace=body.namespace,
+        wait_seconds=body.wait_seconds,
+    )
+    return _report(run, response)
+
+
+class ArchiveBody(Strict):
+    dry_run: bool = False
+    stale_days: int = Field(default=90, ge=1, le=36_500)
+    max_importance: float = Field(default=0.3, ge=0.0, le=1.0)
+    max_access_count: int = Field(default=2, ge=0, le=1_000_000)
+    abandoned_days: int = Field(default=365, ge=1, le=36_500)
+    include_expired: bool = True
+    namespace: Namespace = None
+    wait_seconds: Wait = DEFAULT_WAIT_SECONDS
+
+
+@router.post("/archive", response_model=ReportOut | JobRunOut, responses=RUN_RESPONSES)
+async def archive(body: ArchiveBody, backends: BackendsDep, response: Response) -> dict[str, Any]:
+    """Archive stale, abandoned and expired memories (never deleted: restorable from the
+    trash). `{archived, total, by_reason, candidates[{id, content, importance, access_count,
+    created_at, last_accessed_at, reason}], dry_run}`."""
+    params = body.model_dump(exclude={"dry_run", "namespace", "wait_seconds"})
+    run = await _start(
+        backends,
+        "archival",
+        dry_run=body.dry_run,
+        params=params,
+        namespace=body.namespace,
+        wait_seconds=body.wait_seconds,
+    )
+    return _report(run, response)
+
+
+@router.get("/archive/preview", response_model=ReportOut | JobRunOut, responses=RUN_RESPONSES)
+async def archive_preview(
+    backends: BackendsDep,
+    response: Response,
+    namespace: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+) -> dict[str, Any]:
+    """The decay preview: what archival would archive now, and why (a dry run; changes
+    nothing, so a read-only key may ask)."""
+    run = await _start(
+        backends,
+        "archival",
+        dry_run=True,
+        params={},
+        namespace=namespace,
+        wait_seconds=DEFAULT_WAIT_SECONDS,
+    )
+    return _report(run, response)

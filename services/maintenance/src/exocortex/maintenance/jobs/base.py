@@ -32,6 +32,8 @@ class JobContext:
     namespaces: list[str]
     deps: Deps
     report_progress: Callable[[Mapping[str, Any]], Awaitable[None]]
+    # api | schedule | startup: settings that switch a job off apply to unattended runs only.
+    trigger: str = "api"
     progress: dict[str, Any] = field(default_factory=dict)
 
     async def step(self, stage: str, done: int = 0, total: int = 0) -> None:

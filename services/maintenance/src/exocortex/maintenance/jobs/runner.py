@@ -173,6 +173,7 @@ class JobRunner:
             namespaces=namespaces,
             deps=self._deps,
             report_progress=report_progress,
+            trigger=record.trigger,
         )
         start = time.perf_counter()
         report: dict[str, Any] | None = None

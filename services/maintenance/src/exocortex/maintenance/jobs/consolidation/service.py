@@ -229,7 +229,7 @@ class AutoConsolidationJob:
 
     async def run(self, ctx: JobContext, params: AutoConsolidateParams) -> Report:
         settings = await ctx.deps.settings.get()
-        if settings.get("consolidation.auto_enabled", "true") != "true":
+        if ctx.trigger != "api" and settings.get("consolidation.auto_enabled", "true") != "true":
             return {"dry_run": ctx.dry_run, "skipped": "consolidation.auto_enabled is false"}
         full = ConsolidateParams(
             min_similarity=params.min_similarity,

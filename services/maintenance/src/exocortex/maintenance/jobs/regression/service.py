@@ -104,7 +104,7 @@ class RegressionJob:
             if params.queries is not None
             else golden_queries(settings.get("retrieval_regression.queries", "[]"))
         )
-        if params.queries is None and not limits.enabled and ctx.run_id and not queries:
+        if ctx.trigger != "api" and not limits.enabled:
             return {"dry_run": ctx.dry_run, "skipped": "retrieval_regression.enabled is false"}
         async with ctx.deps.pool.connection() as conn:
             baselines = await repository.baselines(conn)

@@ -1,0 +1,1 @@
+"""Archival of stale, abandoned and expired memories (never deleted)."""

@@ -1,0 +1,194 @@
+"""Importance, archival and contradictions on the real stack: what each changes (and what it
+must leave alone), with dry runs that change nothing and second runs that change nothing more."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from exocortex.core.ids import new_id
+from exocortex.testing.rest import search, store
+
+
+async def _age(db: Any, memory_id: str, days: int) -> None:
+    await db.execute(
+        "UPDATE memories SET created_at = now() - make_interval(days => %s) "
+        "WHERE id = %s OR parent_id = %s",
+        (days, memory_id, memory_id),
+    )
+
+
+async def _importance(api: httpx.AsyncClient, memory_id: str) -> float:
+    return float((await api.get(f"/api/memories/{memory_id}")).json()["importance"])
+
+
+async def test_importance_boosts_decays_spares_pinned_and_does_not_creep(
+    api: httpx.AsyncClient, namespace: str, stack_db: Any
+) -> None:
+    used = await store(api, namespace, "The staging cluster runs on three arm64 nodes.")
+    unused = await store(api, namespace, "A note about the office plant watering rota.")
+    pinned = await store(
+        api, namespace, "Never deploy on Fridays: the on-call rota is thin.", importance=1.0
+    )
+    central = await store(api, namespace, "Kubernetes upgrades follow the release notes.")
+    plain = await store(api, namespace, "The team lunch moved to Thursdays.")
+    await stack_db.execute(
+        "INSERT INTO memory_usage (memory_id, access_count, last_accessed_at) "
+        "VALUES (%s, 6, now())",
+        (used,),
+    )
+    await _age(stack_db, unused, 60)
+    await _age(stack_db, pinned, 60)
+    # An entity mentioned by two memories: the namespace's most connected one.
+    entity = new_id()
+    await stack_db.execute(
+        "INSERT INTO entities (id, namespace, name) VALUES (%s, %s, %s)",
+        (entity, namespace, f"Kubernetes-{namespace}"),
+    )
+    await stack_db.execute(
+        "INSERT INTO memory_entities (memory_id, entity_id) VALUES (%s, %s), (%s, %s)",
+        (central, entity, used, entity),
+    )
+
+    body = {"namespace": namespace, "boost_threshold": 5, "decay_age_days": 30}
+    preview = (await api.post("/api/importance-adjust", json={**body, "dry_run": True})).json()
+    actions = {(d["id"], d["action"]) for d in preview["details"]}
+    assert actions == {(used, "boost"), (unused, "decay"), (central, "graph"), (used, "graph")}
+    assert await _importance(api, used) == 0.5  # a dry run changes nothing
+
+    reply = await api.post("/api/importance-adjust", json=body)
+    assert reply.status_code == 200, reply.text
+    report = reply.json()
+    assert (report["boosted"], report["decayed"], report["graph_boosted"]) == (1, 1, 2)
+    assert await _importance(api, used) == 0.6  # +0.05 used, +0.05 central entity
+    assert await _importance(api, unused) == 0.45
+    assert await _importance(api, central) == 0.55
+    assert await _importance(api, pinned) == 1.0
+    assert await _importance(api, plain) == 0.5
+    audit = await (
+        await stack_db.execute(
+            "SELECT memory_id, detail FROM memory_audit WHERE action = 'importance-adjusted' "
+            "AND memory_id = ANY(%s)",
+            ([used, unused, central, pinned, plain],),
+        )
+    ).fetchall()
+    assert {a["memory_id"] for a in audit} == {used, unused, central}
+
+    again = (await api.post("/api/importance-adjust", json=body)).json()
+    assert (again["boosted"], again["decayed"], again["graph_boosted"]) == (0, 0, 0), again
+    assert await _importance(api, used) == 0.6
+    assert await _importance(api, unused) == 0.45
+
+
+async def test_archival_archives_stale_abandoned_expired_and_deletes_nothing(
+    api: httpx.AsyncClient, namespace: str, stack_db: Any
+) -> None:
+    stale = await store(
+        api, namespace, "Lunch order for the sprint demo: twelve pizzas.", importance=0.2
+    )
+    abandoned = await store(api, namespace, "The old VPN endpoint was vpn1.example.org.")
+    pinned = await store(
+        api, namespace, "The root CA private key lives only in the safe.", importance=1.0
+    )
+    expired = await store(api, namespace, "Temporary door code for the conference week.")
+    fresh = await store(api, namespace, "The new VPN uses WireGuard on port 51820.")
+    await _age(stack_db, stale, 100)
+    await _age(stack_db, abandoned, 400)
+    await _age(stack_db, pinned, 400)
+    await stack_db.execute(
+        "UPDATE memories SET expires_at = now() - interval '1 hour' WHERE id = %s", (expired,)
+    )
+
+    preview = await api.get("/api/archive/preview", params={"namespace": namespace})
+    assert preview.status_code == 200, preview.text
+    reasons = {c["id"]: c["reason"] for c in preview.json()["candidates"]}
+    assert reasons == {stale: "stale", abandoned: "abandoned", expired: "expired"}
+    assert (await api.get(f"/api/memories/{stale}")).json()["is_active"] is True
+
+    reply = await api.post("/api/archive", json={"namespace": namespace})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["archived"] == 3
+    for memory_id in (stale, abandoned, expired):
+        memory = await api.get(f"/api/memories/{memory_id}")
+        assert memory.status_code == 200
+        assert memory.json()["is_active"] is False
+    for memory_id in (pinned, fresh):
+        assert (await api.get(f"/api/memories/{memory_id}")).json()["is_active"] is True
+    trash = await api.get("/api/memories/archived", params={"namespace": namespace})
+    assert {stale, abandoned, expired} <= {m["id"] for m in trash.json()["results"]}
+    found = await search(api, namespace, "VPN endpoint")
+    ids = {r["memory"]["id"] if "memory" in r else r["id"] for r in found["results"]}
+    assert abandoned not in ids
+    assert fresh in ids
+    audit = await (
+        await stack_db.execute(
+            "SELECT memory_id, detail->>'reason' AS reason FROM memory_audit "
+            "WHERE action = 'archived' AND memory_id = ANY(%s)",
+            ([stale, abandoned, expired],),
+        )
+    ).fetchall()
+    assert {a["memory_id"]: a["reason"] for a in audit} == reasons
+
+    again = (await api.post("/api/archive", json={"namespace": namespace})).json()
+    assert again["archived"] == 0
+
+    # Restoring from the trash brings one back, and archival keeps to its rules.
+    assert (await api.post(f"/api/memories/{abandoned}/restore")).status_code == 200
+    assert (await api.get(f"/api/memories/{abandoned}")).json()["is_active"] is True
+
+
+async def test_contradictions_detect_list_resolve_and_dismiss(
+    api: httpx.AsyncClient, namespace: str, stack_db: Any
+) -> None:
+    old = await store(api, namespace, "The API timeout is 30 seconds.")
+    new = await store(api, namespace, "The API timeout is 60 seconds.")
+    a = await store(api, namespace, "We use Redis for the session cache.")
+    b = await store(api, namespace, "We do not use Redis for the session cache.")
+
+    detect = await api.post("/api/contradictions/detect", json={"namespace": namespace})
+    assert detect.status_code == 200, detect.text
+    pairs = {
+        frozenset((c["memory_a_id"], c["memory_b_id"])) for c in detect.json()["contradictions"]
+    }
+    # Enrichment may have recorded a pair already (same table); between them, both are known.
+    listed = await api.get("/api/contradictions", params={"namespace": namespace})
+    assert listed.status_code == 200
+    known = {c["id"]: frozenset((c["memory_a_id"], c["memory_b_id"])) for c in listed.json()}
+    assert {frozenset((old, new)), frozenset((a, b))} <= set(known.values()) | pairs
+    again = (await api.post("/api/contradictions/detect", json={"namespace": namespace})).json()
+    assert again["detected"] == 0
+
+    bad = await api.get("/api/contradictions", params={"status": "open"})
+    assert bad.status_code == 400
+    assert bad.json()["field"] == "status"
+
+    timeout_id = next(i for i, p in known.items() if p == frozenset((old, new)))
+    got = await api.get(f"/api/contradictions/{timeout_id}")
+    assert got.status_code == 200
+    assert got.json()["status"] == "pending"
+    resolved = await api.patch(
+        f"/api/contradictions/{timeout_id}", json={"status": "resolved", "keep_id": new}
+    )
+    assert resolved.status_code == 200, resolved.text
+    assert resolved.json()["status"] == "resolved"
+    loser = (await api.get(f"/api/memories/{old}")).json()
+    assert loser["is_active"] is False
+    assert loser["superseded_by"] == new
+    assert (await api.get(f"/api/memories/{new}")).json()["is_active"] is True
+
+    redis_id = next(i for i, p in known.items() if p == frozenset((a, b)))
+    dismissed = await api.patch(f"/api/contradictions/{redis_id}", json={"status": "dismissed"})
+    assert dismissed.json()["status"] == "dismissed"
+    assert (await api.get(f"/api/memories/{a}")).json()["is_active"] is True
+    assert (await api.get(f"/api/memories/{b}")).json()["is_active"] is True
+
+    pending = await api.get("/api/contradictions", params={"namespace": namespace})
+    assert pending.json() == []
+    wrong_side = await api.patch(
+        f"/api/contradictions/{redis_id}", json={"status": "resolved", "keep_id": new}
+    )
+    assert wrong_side.status_code == 400
+    assert wrong_side.json()["field"] == "keep_id"
+    missing = await api.get("/api/contradictions/01JNOSUCHCONTRADICTION0000")
+    assert missing.status_code == 404
