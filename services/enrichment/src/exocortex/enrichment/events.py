@@ -1,4 +1,4 @@
-"""The NATS side of enrichment: memory events in (decoded, a malformed one skipped), the
+"""The NATS side of enrichment: memory events in (decoded, a malformed one dead-lettered), the
 ``memory.enriched`` event out (enqueued in the outbox with the result)."""
 
 from __future__ import annotations
@@ -8,26 +8,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from google.protobuf.timestamp_pb2 import Timestamp
 from nats.aio.msg import Msg
 
-from exocortex.core.logging import get_logger
+from exocortex.core.bus.decode import decode_all
 from exocortex.enrichment import metrics
 from exocortex.enrichment.model import MemoryChange
 from exocortex.proto.v1 import events_pb2
 
-log = get_logger(__name__)
-
 
 def decode(msgs: Sequence[Msg]) -> list[MemoryChange]:
-    """The changes a batch of messages carries; a message that does not decode is dropped
-    with a warning (redelivering it would fail the same way)."""
-    changes = []
-    for msg in msgs:
-        try:
-            event = events_pb2.MemoryChanged.FromString(msg.data)
-        except Exception:
-            log.warning("dropping malformed memory event", subject=msg.subject)
-            continue
-        changes.append(MemoryChange(event.memory_id, event.change))
-    return changes
+    """The changes a batch of messages carries. A message that does not decode raises
+    ``Malformed``: the consumer parks it in the dead-letter stream and handles the rest."""
+    events = decode_all(events_pb2.MemoryChanged, msgs)
+    return [MemoryChange(event.memory_id, event.change) for event in events]
 
 
 def enriched(memory_id: str, version: int, namespace: str) -> bytes:
