@@ -33,12 +33,6 @@ class TagEffectiveness:
 
 
 @dataclass(frozen=True, slots=True)
-class TagUse:
-    tag: str
-    memory_count: int
-
-
-@dataclass(frozen=True, slots=True)
 class TagMergeSuggestion:
     """Two spellings of one tag: ``from_tag`` (the less used) would be renamed ``to_tag``."""
 

@@ -26,7 +26,6 @@ from exocortex.maintenance.analytics.models import (
     SearchMiss,
     Summary,
     TagEffectiveness,
-    TagUse,
 )
 
 Pool = AsyncConnectionPool[psycopg.AsyncConnection[dict[str, Any]]]
@@ -39,18 +38,23 @@ _MEMORIES = f"m.is_active AND m.parent_id IS NULL AND {_IN_SCOPE.format(alias='m
 # its access count `a` and its link count `l`.
 _QUALITY = """(
     0.30 * m.importance
-  + 0.25 * least(1.0, ln(1 + m.useful_count) / ln(6))
-  + 0.15 * least(1.0, ln(1 + {a}) / ln(21))
-  + 0.15 * least(1.0, {l} / 5.0)
-  + 0.15 * exp(-0.02 * greatest(0.0, extract(epoch FROM now() - m.created_at) / 86400.0))
+  + 0.25 * least(1.0, ln(1.0 + m.useful_count::float8) / ln(6.0::float8))
+  + 0.15 * least(1.0, ln(1.0 + ({a})::float8) / ln(21.0::float8))
+  + 0.15 * least(1.0, ({l})::float8 / 5.0)
+  + 0.15 * exp(-0.02 * greatest(0.0,
+        date_part('epoch', now() - m.created_at)::float8 / 86400.0))
 )"""
 
-# Links per memory, in either direction (what the quality score counts).
-_DEGREE = """degree AS (
-    SELECT id, count(*) AS n FROM (
-        SELECT source_id AS id FROM memory_links UNION ALL SELECT target_id FROM memory_links
-    ) ends GROUP BY id
+# Links per memory, in either direction (what the quality score counts): each direction
+# counted by its own hash aggregate (one pass over the links, no sort), joined by memory id.
+_DEGREE = """out_links AS (
+    SELECT source_id AS id, count(*) AS n FROM memory_links GROUP BY source_id
+), in_links AS (
+    SELECT target_id AS id, count(*) AS n FROM memory_links GROUP BY target_id
 )"""
+_LINKS = "coalesce(lo.n, 0) + coalesce(li.n, 0)"
+_JOIN_LINKS = """LEFT JOIN out_links lo ON lo.id = m.id
+      LEFT JOIN in_links li ON li.id = m.id"""
 
 # A miss's query as it is grouped: trimmed, lower case, inner whitespace collapsed, so
 # "Deploy  Steps" and "deploy steps" are one query counted twice.
@@ -93,12 +97,43 @@ HAVING count(*) >= %(min_memories)s
  LIMIT %(limit)s
 """
 
-TAG_USE = f"""
-SELECT t.tag, count(*)::int AS memory_count
-  FROM memory_tags t JOIN memories m ON m.id = t.memory_id
- WHERE {_MEMORIES}
- GROUP BY t.tag
- ORDER BY memory_count DESC, t.tag
+# Tags that are probably one (nextjs / next.js, deploy / deploys): the original's tag cleanup
+# rule, normalised edit distance similarity of at least 0.8 (and below 1) between two of the
+# most used tags used at least twice; the less used one would merge into the other. Pairs whose
+# lengths alone rule the similarity out are not compared, and levenshtein_less_equal stops
+# once a pair is further apart than the rule allows.
+TAG_HEALTH = f"""
+WITH uses AS (
+    SELECT t.tag, count(*)::int AS n
+      FROM memory_tags t JOIN memories m ON m.id = t.memory_id
+     WHERE {_MEMORIES}
+     GROUP BY t.tag
+), common AS (
+    SELECT tag, n, length(tag) AS len FROM uses
+     WHERE n >= %(min_uses)s ORDER BY n DESC, tag LIMIT %(max_tags)s
+), pairs AS (
+    SELECT a.tag AS from_tag, b.tag AS to_tag, a.n AS from_count, b.n AS to_count,
+           1.0 - levenshtein_less_equal(
+               a.tag, b.tag, floor(0.2 * greatest(a.len, b.len))::int
+           )::float8 / greatest(a.len, b.len) AS similarity
+      FROM common a JOIN common b
+        ON (a.n < b.n OR (a.n = b.n AND a.tag > b.tag))
+       AND abs(a.len - b.len) <= 0.2 * greatest(a.len, b.len)
+), close_pairs AS (
+    SELECT * FROM pairs WHERE similarity >= 0.8 AND similarity < 1.0
+)
+SELECT (SELECT count(*) FROM uses)::int AS total_tags,
+       (SELECT count(*) FROM close_pairs)::int AS merge_count,
+       coalesce((
+           SELECT json_agg(json_build_object(
+                      'from_tag', s.from_tag, 'to_tag', s.to_tag,
+                      'similarity', round(s.similarity::numeric, 3),
+                      'from_count', s.from_count, 'to_count', s.to_count)
+                  ORDER BY s.similarity DESC, s.to_count DESC, s.from_tag)
+             FROM (SELECT * FROM close_pairs
+                    ORDER BY similarity DESC, to_count DESC, from_tag
+                    LIMIT %(suggestions)s) s
+       ), '[]'::json) AS suggestions
 """
 
 # The producer column is chosen from this closed map, never from the caller's text.
@@ -134,20 +169,24 @@ SELECT period, created, avg_useful, never_accessed_pct FROM (
 
 QUALITY_DISTRIBUTION = f"""
 WITH {_DEGREE}, q AS (
-    SELECT {_QUALITY.format(a="coalesce(u.access_count, 0)", l="coalesce(d.n, 0)")} AS quality
+    SELECT {_QUALITY.format(a="coalesce(u.access_count, 0)", l=_LINKS)} AS quality
       FROM memories m
       LEFT JOIN memory_usage u ON u.memory_id = m.id
-      LEFT JOIN degree d ON d.id = m.id
+      {_JOIN_LINKS}
      WHERE {_MEMORIES}
+), stats AS (
+    -- One sort for the three percentiles.
+    SELECT avg(quality) AS avg,
+           percentile_cont(ARRAY[0.1, 0.5, 0.9]) WITHIN GROUP (ORDER BY quality) AS p,
+           count(*) FILTER (WHERE quality >= 0.5) AS high_quality,
+           count(*) FILTER (WHERE quality < 0.2) AS low_quality,
+           count(*) AS total
+      FROM q
 )
-SELECT coalesce(avg(quality), 0)::float8 AS avg,
-       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY quality), 0)::float8 AS median,
-       coalesce(percentile_cont(0.1) WITHIN GROUP (ORDER BY quality), 0)::float8 AS p10,
-       coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY quality), 0)::float8 AS p90,
-       count(*) FILTER (WHERE quality >= 0.5)::int AS high_quality,
-       count(*) FILTER (WHERE quality < 0.2)::int AS low_quality,
-       count(*)::int AS total
-  FROM q
+SELECT coalesce(avg, 0)::float8 AS avg, coalesce(p[2], 0)::float8 AS median,
+       coalesce(p[1], 0)::float8 AS p10, coalesce(p[3], 0)::float8 AS p90,
+       high_quality::int, low_quality::int, total::int
+  FROM stats
 """
 
 # Every active row that is searched by its vector: roots and chunks (variants included).
@@ -163,22 +202,28 @@ SELECT coalesce(m.embedding_model, '') AS model, (m.embedding IS NOT NULL) AS em
 # importance above 0.3, not pinned (1.0), and of low quality (under 0.2).
 DECAY_PREVIEW = f"""
 WITH {_DEGREE}, c AS (
-    SELECT m.id, m.namespace, left(m.content, 120) AS content, m.importance, m.created_at,
-           {_QUALITY.format(a="0", l="coalesce(d.n, 0)")}::float8 AS quality
+    SELECT m.id, m.namespace, m.importance, m.created_at,
+           {_QUALITY.format(a="0", l=_LINKS)}::float8 AS quality
       FROM memories m
       LEFT JOIN memory_usage u ON u.memory_id = m.id
-      LEFT JOIN degree d ON d.id = m.id
+      {_JOIN_LINKS}
      WHERE {_MEMORIES}
        AND coalesce(u.access_count, 0) = 0
        AND m.created_at < now() - make_interval(days => %(decay_age_days)s)
        AND m.importance > 0.3
        AND round(m.importance::numeric, 2) <> 1.0
+), ranked AS (
+    SELECT c.*, count(*) OVER ()::int AS total
+      FROM c
+     WHERE c.quality < 0.2
+     ORDER BY c.quality, c.created_at, c.id
+     LIMIT %(limit)s
 )
-SELECT c.*, count(*) OVER ()::int AS total
-  FROM c
- WHERE c.quality < 0.2
- ORDER BY c.quality, c.created_at, c.id
- LIMIT %(limit)s
+-- The content is read for the rows shown only (the rest comes from the narrow index).
+SELECT r.id, r.namespace, left(full_row.content, 120) AS content, r.importance, r.created_at,
+       r.quality, r.total
+  FROM ranked r JOIN memories full_row ON full_row.id = r.id
+ ORDER BY r.quality, r.created_at, r.id
 """
 
 SEARCH_MISSES = f"""
@@ -227,6 +272,13 @@ HAVING sum(m.n) >= %(min_count)s
  ORDER BY count DESC, last_seen DESC, topic
  LIMIT %(limit)s
 """
+
+
+@dataclass(frozen=True, slots=True)
+class TagHealthRow:
+    total_tags: int
+    merge_count: int
+    suggestions: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,8 +352,16 @@ class AnalyticsRepository:
         params = {"ns": self._ns(namespaces), "limit": limit, "min_memories": min_memories}
         return await self._all(TagEffectiveness, TAG_EFFECTIVENESS, params)
 
-    async def tag_use(self, namespaces: list[str] | None) -> list[TagUse]:
-        return await self._all(TagUse, TAG_USE, {"ns": self._ns(namespaces)})
+    async def tag_health(
+        self, namespaces: list[str] | None, *, min_uses: int, max_tags: int, suggestions: int
+    ) -> TagHealthRow:
+        params = {
+            "ns": self._ns(namespaces),
+            "min_uses": min_uses,
+            "max_tags": max_tags,
+            "suggestions": suggestions,
+        }
+        return await self._one(TagHealthRow, TAG_HEALTH, params)
 
     async def setting(self, key: str) -> str | None:
         async with self._pool.connection() as conn:

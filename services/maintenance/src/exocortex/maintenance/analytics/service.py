@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from exocortex.core import scope
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.logging import get_logger
-from exocortex.maintenance.analytics import tags
 from exocortex.maintenance.analytics.models import (
     AccessBucket,
     DecayPreview,
@@ -26,6 +25,7 @@ from exocortex.maintenance.analytics.models import (
     Summary,
     TagEffectiveness,
     TagHealth,
+    TagMergeSuggestion,
 )
 from exocortex.maintenance.analytics.repository import AnalyticsRepository
 
@@ -37,6 +37,9 @@ MAX_LIMIT = 100
 MAX_DAYS = 365
 DECAY_PREVIEW_LIMIT = 50
 TAG_SUGGESTIONS = 10
+# Tags compared for merge suggestions: used at least twice, the most used first.
+TAG_MIN_USES = 2
+TAG_MAX_COMPARED = 500
 QUERIES_PER_TOPIC = 5
 DEFAULT_DECAY_AGE_DAYS = 30
 
@@ -87,13 +90,17 @@ class AnalyticsService:
         return await self._repo.tag_effectiveness(covered(namespace), limit, MIN_MEMORIES)
 
     async def tag_health(self, namespace: str) -> TagHealth:
-        uses = await self._repo.tag_use(covered(namespace))
-        suggestions = tags.merge_suggestions(uses)
+        row = await self._repo.tag_health(
+            covered(namespace),
+            min_uses=TAG_MIN_USES,
+            max_tags=TAG_MAX_COMPARED,
+            suggestions=TAG_SUGGESTIONS,
+        )
         return TagHealth(
-            total_tags=len(uses),
-            merge_count=len(suggestions),
+            total_tags=row.total_tags,
+            merge_count=row.merge_count,
             alias_map=self._alias_map(await self._repo.setting("tags.alias_map")),
-            suggestions=suggestions[:TAG_SUGGESTIONS],
+            suggestions=[TagMergeSuggestion(**s) for s in row.suggestions],
         )
 
     @staticmethod
