@@ -95,7 +95,7 @@ class FileIngest:
                 )
             )
             outcome.stored += 1
-            outcome.memory_ids.append(result.memory["id"])
+            outcome.memory_ids.append(result.memory.id)
         log.info("markdown ingested", sections=outcome.sections, stored=outcome.stored)
         return outcome
 
@@ -150,7 +150,7 @@ class FileIngest:
                     source_uri=source_uri or None,
                     importance=FACT_IMPORTANCE,
                     metadata_json=json.dumps(
-                        {"kind": SESSION_FACT_TAG, "fact": kind, "digest_id": result.memory["id"]}
+                        {"kind": SESSION_FACT_TAG, "fact": kind, "digest_id": result.memory.id}
                     ),
                     attribution=attribution,
                 )

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from exocortex.core.records import MemoryRecord
+
 Row = dict[str, Any]
 
 
@@ -13,7 +15,7 @@ Row = dict[str, Any]
 class GoalView:
     goal: Row
     milestones: list[Row] = field(default_factory=list)
-    progress: list[Row] = field(default_factory=list)
+    progress: list[MemoryRecord] = field(default_factory=list)
     progress_count: int = 0
 
 

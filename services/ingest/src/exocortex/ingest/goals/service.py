@@ -83,7 +83,7 @@ class GoalService:
             goal = await _goal(conn, goal_id)
             milestones = (await repository.milestones_by_goal(conn, [goal_id])).get(goal_id, [])
             ids = await repository.progress_memory_ids(conn, goal_id, limit)
-            found = await memories.get_many(conn, ids)
+            found = await memories.get_records(conn, ids)
             count = (await repository.progress_counts(conn, [goal_id])).get(goal_id, 0)
         progress = [found[i] for i in ids if i in found]
         return GoalView(goal, milestones, progress, count)
@@ -181,7 +181,7 @@ class GoalService:
         )
         async with self._pool.connection() as conn, conn.transaction():
             await _goal(conn, note.goal_id, lock=True)
-            await repository.link_progress(conn, note.goal_id, stored.memory["id"])
+            await repository.link_progress(conn, note.goal_id, stored.memory.id)
             await repository.touch_goal(conn, note.goal_id)
         return stored, await self.get(note.goal_id)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import grpc
 
 from exocortex.core.repositories.goal_protos import goal_to_proto
-from exocortex.core.repositories.memories import to_proto
+from exocortex.core.rpc.records import memory_to_proto
 from exocortex.core.rpc.timestamps import from_field
 from exocortex.ingest.goals.model import GoalChanges, GoalView, MilestoneChanges, ProgressNote
 from exocortex.ingest.goals.service import GoalService
@@ -20,7 +20,7 @@ def goal_proto(view: GoalView) -> goals_pb2.Goal:
         view.goal,
         view.milestones,
         view.progress_count,
-        [to_proto(m) for m in view.progress],
+        [memory_to_proto(m) for m in view.progress],
     )
 
 
@@ -90,7 +90,9 @@ class GoalsServicer(goals_pb2_grpc.GoalsServicer):
         )
         self._notify()
         return goals_pb2.LogProgressResponse(
-            memory=to_proto(stored.memory), goal=goal_proto(view), dedup_action=stored.dedup_action
+            memory=memory_to_proto(stored.memory),
+            goal=goal_proto(view),
+            dedup_action=stored.dedup_action,
         )
 
     async def AddMilestone(

@@ -199,7 +199,7 @@ class BulkImporter:
             results[i].error, results[i].field = exc.message, exc.field
             return
         results[i].dedup_action = outcome.dedup_action
-        results[i].id = outcome.memory["id"]
+        results[i].id = outcome.memory.id
 
     async def _insert(
         self,
@@ -244,7 +244,7 @@ class BulkImporter:
                 except ExoError as exc:
                     results[i].error, results[i].field = exc.message, exc.field
                     continue
-                results[i].dedup_action, results[i].id = outcome.dedup_action, outcome.memory["id"]
+                results[i].dedup_action, results[i].id = outcome.dedup_action, outcome.memory.id
             return
         for i, rows in rows_by_item.items():
             results[i].dedup_action, results[i].id = "created", rows[0].id

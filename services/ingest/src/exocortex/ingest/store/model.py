@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from exocortex.core.records import Attribution
+from exocortex.core.records import Attribution, MemoryRecord
 
 Row = dict[str, Any]
 
@@ -36,7 +36,7 @@ class MemoryInput:
 
 @dataclass
 class StoreResult:
-    memory: Row
+    memory: MemoryRecord
     dedup_action: str
     matched_id: str | None = None
     similarity: float | None = None

@@ -13,6 +13,7 @@ from exocortex.core.db.pool import DictConnection, Pool
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
+from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import bulk, memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.ingest import events, metrics
@@ -140,8 +141,8 @@ class StoreService:
             return await self.reuse(existing, p, similarity=1.0, reason="constraint")
         log.info("memory stored", memory_id=row["id"], namespace=p.namespace, chunks=len(p.chunks))
         if supersede is not None:
-            return StoreResult(row, "superseded", supersede[0], supersede[1])
-        return StoreResult(row, "created")
+            return StoreResult(_record(row), "superseded", supersede[0], supersede[1])
+        return StoreResult(_record(row), "created")
 
     async def semantic_match(
         self, p: Prepared, vector: Vector, config: WriteConfig
@@ -174,7 +175,7 @@ class StoreService:
         if row is None:
             return None
         log.info("store merged into a similar memory", memory_id=row["id"], similarity=similarity)
-        return StoreResult(row, "merged", row["id"], similarity)
+        return StoreResult(_record(row), "merged", row["id"], similarity)
 
     async def nearest(
         self, vectors: list[Vector], p: Prepared, config: WriteConfig, *, limit: int
@@ -254,7 +255,7 @@ class StoreService:
                         conn, existing, p, new_tags, new_meta, variant_id
                     )
         log.info("duplicate store reused existing memory", memory_id=existing["id"], reason=reason)
-        return StoreResult(existing, "skipped", existing["id"], similarity)
+        return StoreResult(_record(existing), "skipped", existing["id"], similarity)
 
     @staticmethod
     async def _merge_into_existing(
@@ -272,3 +273,8 @@ class StoreService:
         assert row is not None
         await events.emit(conn, row, "updated", [variant_id] if variant_id else [])
         return row
+
+
+def _record(row: Row) -> MemoryRecord:
+    """What a store answers with: the memory as it is now, typed."""
+    return MemoryRecord.from_row(row)

@@ -8,7 +8,7 @@ from datetime import UTC
 import grpc
 
 from exocortex.core.records import ATTRIBUTION_FIELDS, Attribution
-from exocortex.core.repositories.memories import to_proto
+from exocortex.core.rpc.records import memory_to_proto
 from exocortex.ingest.store.bulk_import import BulkImporter
 from exocortex.ingest.store.model import MemoryInput, StoreResult
 from exocortex.ingest.store.service import StoreService
@@ -44,7 +44,7 @@ def memory_input(request: ingest_pb2.StoreMemoryRequest) -> MemoryInput:
 
 def stored_proto(result: StoreResult) -> ingest_pb2.StoreMemoryResponse:
     response = ingest_pb2.StoreMemoryResponse(
-        memory=to_proto(result.memory), dedup_action=result.dedup_action
+        memory=memory_to_proto(result.memory), dedup_action=result.dedup_action
     )
     if result.matched_id is not None:
         response.matched_id = result.matched_id

@@ -13,6 +13,7 @@ from typing import Any
 from exocortex.core.domain.tags import normalize_tags
 from exocortex.core.errors import Conflict, InvalidArgument, NotFound
 from exocortex.core.logging import get_logger
+from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import bulk, memories
 from exocortex.ingest import events
 from exocortex.ingest.store import validation
@@ -42,7 +43,7 @@ class UpdateService:
         self._ingest = ingest
         self._pool = ingest.pool
 
-    async def update(self, req: MemoryChanges) -> Row:
+    async def update(self, req: MemoryChanges) -> MemoryRecord:
         config = await self._ingest.config()
         async with self._pool.connection() as conn:
             current = await memories.get(conn, req.id)
@@ -57,7 +58,7 @@ class UpdateService:
             if req.content is not None or req.is_active is not None:
                 # What was asked is already so (same text, same state): nothing to write and
                 # no new version, but not an error either.
-                return current
+                return MemoryRecord.from_row(current)
             raise InvalidArgument("no fields to update were given", field="")
 
         # Re-embed before the transaction, like a store: no half-done update when the model
@@ -121,7 +122,7 @@ class UpdateService:
                 await events.emit(conn, row, change, [*removed, *(r.id for r in new_rows)])
         except UniqueClash as exc:
             raise _conflict() from exc
-        return row
+        return MemoryRecord.from_row(row)
 
     def _change(self, before: Row, after: Row, patch: Patch) -> str:
         if before["is_active"] and not after["is_active"]:
@@ -130,7 +131,7 @@ class UpdateService:
             return "restored"
         return "updated"
 
-    async def set_active(self, memory_id: str, active: bool) -> Row:
+    async def set_active(self, memory_id: str, active: bool) -> MemoryRecord:
         """Archive (soft) or restore; restoring clears ``superseded_by``."""
         try:
             async with transaction(self._pool) as conn:
@@ -151,7 +152,7 @@ class UpdateService:
                 await events.emit(conn, row, "restored" if active else "archived")
         except UniqueClash as exc:
             raise _conflict() from exc
-        return row
+        return MemoryRecord.from_row(row)
 
     async def delete(self, memory_id: str) -> int:
         """Hard delete on explicit request. Chunks, tags, links, entity mentions and goal links

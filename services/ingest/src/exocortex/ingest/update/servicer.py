@@ -12,7 +12,7 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from exocortex.core.db.pool import Pool
-from exocortex.core.repositories.memories import to_proto
+from exocortex.core.rpc.records import memory_to_proto
 from exocortex.core.rpc.timestamps import set_times
 from exocortex.ingest.store import validation
 from exocortex.ingest.store.servicer import attribution_of
@@ -73,23 +73,23 @@ class UpdateRpcs:
     async def UpdateMemory(
         self, request: ingest_pb2.UpdateMemoryRequest, context: grpc.aio.ServicerContext
     ) -> ingest_pb2.MemoryReply:
-        row = await self._updates.update(memory_changes(request))
+        record = await self._updates.update(memory_changes(request))
         self._notify()
-        return ingest_pb2.MemoryReply(memory=to_proto(row))
+        return ingest_pb2.MemoryReply(memory=memory_to_proto(record))
 
     async def ArchiveMemory(
         self, request: ingest_pb2.MemoryRef, context: grpc.aio.ServicerContext
     ) -> ingest_pb2.MemoryReply:
-        row = await self._updates.set_active(request.id, False)
+        record = await self._updates.set_active(request.id, False)
         self._notify()
-        return ingest_pb2.MemoryReply(memory=to_proto(row))
+        return ingest_pb2.MemoryReply(memory=memory_to_proto(record))
 
     async def RestoreMemory(
         self, request: ingest_pb2.MemoryRef, context: grpc.aio.ServicerContext
     ) -> ingest_pb2.MemoryReply:
-        row = await self._updates.set_active(request.id, True)
+        record = await self._updates.set_active(request.id, True)
         self._notify()
-        return ingest_pb2.MemoryReply(memory=to_proto(row))
+        return ingest_pb2.MemoryReply(memory=memory_to_proto(record))
 
     async def DeleteMemory(
         self, request: ingest_pb2.MemoryRef, context: grpc.aio.ServicerContext
