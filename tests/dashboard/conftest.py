@@ -18,8 +18,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
 
-from exocortex.cli.stack import Stack
 from exocortex.core.runtime.ports import free_port
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.processes import listening_process
 
 ROOT = Path(__file__).resolve().parents[2]

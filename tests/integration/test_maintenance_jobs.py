@@ -18,9 +18,9 @@ import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exocortex.cli.stack import Stack
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.ports import free_port
+from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import maintenance_pb2, maintenance_pb2_grpc
 from exocortex.testing.processes import listening_process
 
