@@ -78,10 +78,13 @@ class Client:
         json: Any = None,
         params: dict[str, Any] | None = None,
         ok: tuple[int, ...] = (),
+        timeout: float | None = None,
     ) -> Any:
-        """The JSON body of a successful answer; ``ok`` lists further statuses to return."""
+        """The JSON body of a successful answer; ``ok`` lists further statuses to return;
+        ``timeout`` raises the configured one for a call known to take long."""
         clean = {k: v for k, v in (params or {}).items() if v is not None}
-        response = self._send(method, path, json=json, params=clean)
+        wait = max(timeout or 0.0, self.config.timeout)
+        response = self._send(method, path, json=json, params=clean, timeout=wait)
         if response.is_success or response.status_code in ok:
             return response.json() if response.content else None
         raise _problem(response)
@@ -89,8 +92,8 @@ class Client:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params)
 
-    def post(self, path: str, body: Any = None) -> Any:
-        return self.request("POST", path, json=body)
+    def post(self, path: str, body: Any = None, *, timeout: float | None = None) -> Any:
+        return self.request("POST", path, json=body, timeout=timeout)
 
     def patch(self, path: str, body: Any) -> Any:
         return self.request("PATCH", path, json=body)
@@ -119,7 +122,7 @@ class Client:
     def _unreachable(self, exc: httpx.TransportError) -> ApiError:
         if isinstance(exc, httpx.TimeoutException):
             return ApiError(
-                f"{self.config.url} did not answer within {self.config.timeout:.0f}s",
+                f"{self.config.url} did not answer in time ({exc.__class__.__name__})",
                 hint="the server is busy or stuck: `exo status`; raise timeout in the config file",
             )
         return ApiError(

@@ -16,7 +16,15 @@ import typer
 from rich.console import Console
 
 from exocortex.cli import pidfile
-from exocortex.cli.commands import goals, insights, lifecycle, memories, settings, transfer
+from exocortex.cli.commands import (
+    goals,
+    insights,
+    lifecycle,
+    maintenance,
+    memories,
+    settings,
+    transfer,
+)
 from exocortex.cli.commands.search import search
 from exocortex.cli.context import ExoGroup, State
 from exocortex.core.runtime.stack import Stack, StackConfig, StackError
@@ -54,6 +62,7 @@ transfer.register(app)
 insights.register(app)
 app.add_typer(goals.app, name="goals")
 app.add_typer(settings.app, name="settings")
+maintenance.register(app)
 lifecycle.register(app)
 
 

@@ -20,6 +20,9 @@ from exocortex.cli.context import client, csv
 
 # The gateway takes at most 1,000 memories and 5 MB per request; stay below both.
 MAX_BATCH = 1_000
+DEFAULT_BATCH = 100
+# A batch is embedded and made searchable before the reply: on a busy CPU that takes minutes.
+BATCH_TIMEOUT_SECONDS = 900.0
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 MAX_DOCUMENTS = 200
 
@@ -43,7 +46,7 @@ def import_(
     tags: Annotated[str | None, typer.Option("--tags", "-t", help="added to every memory")] = None,
     batch_size: Annotated[
         int, typer.Option(min=1, max=MAX_BATCH, help="memories per request")
-    ] = 500,
+    ] = DEFAULT_BATCH,
     dry_run: Annotated[
         bool, typer.Option(help="show what would be imported; send nothing")
     ] = False,
@@ -118,7 +121,9 @@ def _send_memories(
     with output.progress("memories") as bar:
         task = bar.add_task("importing", total=len(memories))
         for batch in importers.batches(memories, batch_size, MAX_REQUEST_BYTES):
-            reply = api.post("/api/memories/import", {"memories": batch})
+            reply = api.post(
+                "/api/memories/import", {"memories": batch}, timeout=BATCH_TIMEOUT_SECONDS
+            )
             for result in reply["results"]:
                 counts[result["dedup_action"]] += 1
                 if result.get("error"):
@@ -144,7 +149,7 @@ def _send_documents(
             }
             if namespace:
                 body["namespace"] = namespace
-            reply = api.post("/api/memories/ingest", body)
+            reply = api.post("/api/memories/ingest", body, timeout=BATCH_TIMEOUT_SECONDS)
             for f in reply["files"]:
                 totals["files"] += 1
                 for key in ("sections", "stored", "unchanged", "replaced"):
