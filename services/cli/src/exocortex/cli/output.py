@@ -18,7 +18,6 @@ from rich.progress import (
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.table import Table
 from rich.text import Text
@@ -80,20 +79,44 @@ def fields(pairs: Iterable[tuple[str, Any]]) -> None:
     stdout.print(out)
 
 
+def _rate(task: Task) -> float | None:
+    """Items per second: rich's recent-window speed, else the average so far (a job whose steps
+    take longer than the window would otherwise never show one)."""
+    if task.finished_speed or task.speed:
+        return task.finished_speed or task.speed
+    elapsed = task.elapsed
+    if task.completed and elapsed:
+        return task.completed / elapsed
+    return None
+
+
 class RateColumn(ProgressColumn):
-    """Items per second (or bytes per second for a download)."""
+    """Items per second (or megabytes per second for a download)."""
 
     def __init__(self, unit: str) -> None:
         super().__init__()
         self.unit = unit
 
     def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
+        speed = _rate(task)
         if speed is None:
             return Text(f"– {self.unit}/s", style="cyan")
         if self.unit == "B":
             return Text(f"{speed / 1_000_000:.1f} MB/s", style="cyan")
-        return Text(f"{speed:,.0f} {self.unit}/s", style="cyan")
+        return Text(f"{speed:,.1f} {self.unit}/s", style="cyan")
+
+
+class EtaColumn(ProgressColumn):
+    """Time left at the current rate."""
+
+    def render(self, task: Task) -> Text:
+        speed = _rate(task)
+        if task.finished or task.total is None or not speed:
+            return Text("eta –" if not task.finished else "", style="yellow")
+        seconds = int((task.total - task.completed) / speed)
+        return Text(
+            f"eta {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}", style="yellow"
+        )
 
 
 def progress(unit: str = "memories") -> Progress:
@@ -107,9 +130,8 @@ def progress(unit: str = "memories") -> Progress:
         TaskProgressColumn() if unit != "B" else TextColumn(""),
         RateColumn(unit),
         TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
+        EtaColumn(),
         console=stderr,
-        # A sliding window of ten seconds: the rate and ETA follow the current pace.
-        speed_estimate_period=10.0,
+        # The rate and ETA follow the pace of the last minute.
+        speed_estimate_period=60.0,
     )

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from exocortex.cli import exporters, importers, output
-from exocortex.cli.client import Client
+from exocortex.cli.client import ApiError, Client
 from exocortex.cli.context import client, csv
 
 # The gateway takes at most 1,000 memories and 5 MB per request; stay below both.
@@ -23,6 +23,8 @@ MAX_BATCH = 1_000
 DEFAULT_BATCH = 100
 # A batch is embedded and made searchable before the reply: on a busy CPU that takes minutes.
 BATCH_TIMEOUT_SECONDS = 900.0
+RETRIES = 4
+RETRY_PAUSE_SECONDS = 2.0
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 MAX_DOCUMENTS = 200
 
@@ -121,9 +123,7 @@ def _send_memories(
     with output.progress("memories") as bar:
         task = bar.add_task("importing", total=len(memories))
         for batch in importers.batches(memories, batch_size, MAX_REQUEST_BYTES):
-            reply = api.post(
-                "/api/memories/import", {"memories": batch}, timeout=BATCH_TIMEOUT_SECONDS
-            )
+            reply = _post_batch(api, "/api/memories/import", {"memories": batch})
             for result in reply["results"]:
                 counts[result["dedup_action"]] += 1
                 if result.get("error"):
@@ -149,13 +149,27 @@ def _send_documents(
             }
             if namespace:
                 body["namespace"] = namespace
-            reply = api.post("/api/memories/ingest", body, timeout=BATCH_TIMEOUT_SECONDS)
+            reply = _post_batch(api, "/api/memories/ingest", body)
             for f in reply["files"]:
                 totals["files"] += 1
                 for key in ("sections", "stored", "unchanged", "replaced"):
                     totals[key] += f[key]
             bar.advance(task, len(batch))
     return totals
+
+
+def _post_batch(api: Client, path: str, body: dict[str, Any]) -> Any:
+    """One batch, sent again when the stack was briefly unavailable (503) or did not answer:
+    a batch is safe to repeat, as content already stored comes back as a duplicate."""
+    for attempt in range(1, RETRIES + 1):
+        try:
+            return api.post(path, body, timeout=BATCH_TIMEOUT_SECONDS)
+        except ApiError as exc:
+            if attempt == RETRIES or exc.status not in (None, 502, 503, 504):
+                raise
+            output.note(f"{exc.detail}; sending the batch again ({attempt}/{RETRIES - 1})")
+            time.sleep(RETRY_PAUSE_SECONDS * attempt)
+    raise AssertionError("unreachable")
 
 
 def _show_summary(summary: dict[str, Any], failed: int) -> None:
