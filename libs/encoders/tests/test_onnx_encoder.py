@@ -1,0 +1,76 @@
+"""The model on ONNX Runtime: the bundled model is a shape it runs, the export is made once and
+cached (a damaged cache is made again), a process that may not export finds none, and texts keep
+their order across length-sorted slices. Real model, real runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from exocortex.encoders import OnnxEncoder, Pipeline, bundled_model_path, read_pipeline
+
+
+@pytest.fixture(scope="module")
+def pipeline() -> Pipeline:
+    found = read_pipeline(bundled_model_path())
+    assert found is not None
+    return found
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("encoder-cache")
+
+
+@pytest.fixture(scope="module")
+def encoder(pipeline: Pipeline, cache_dir: Path) -> OnnxEncoder:
+    return OnnxEncoder(bundled_model_path(), pipeline, threads=2, cache_dir=cache_dir)
+
+
+def test_the_bundled_model_is_a_supported_shape(pipeline: Pipeline) -> None:
+    assert pipeline.mean_pooling
+    assert pipeline.normalize
+    assert pipeline.max_seq_length == 256
+
+
+def test_order_is_kept_across_slices(encoder: OnnxEncoder) -> None:
+    texts = [f"memory number {i} " + "word " * (i % 17) for i in range(70)]
+    batch = np.stack(encoder.encode(texts))
+    one_by_one = np.stack([encoder.encode([t])[0] for t in texts])
+    assert batch.shape == (70, 384)
+    assert np.allclose(batch, one_by_one, atol=1e-5)
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_export_is_cached_and_a_damaged_cache_is_rebuilt(
+    encoder: OnnxEncoder, pipeline: Pipeline, cache_dir: Path
+) -> None:
+    exported = cache_dir / f"{encoder.info.fingerprint}.onnx"
+    stamp = exported.stat().st_mtime_ns
+    OnnxEncoder(bundled_model_path(), pipeline, threads=1, cache_dir=cache_dir)
+    assert exported.stat().st_mtime_ns == stamp  # reused, not exported again
+
+    exported.write_bytes(b"not a model")
+    OnnxEncoder(bundled_model_path(), pipeline, threads=1, cache_dir=cache_dir)
+    assert exported.stat().st_size > 1_000_000
+    assert list(cache_dir.glob("*.tmp")) == []
+
+
+def test_a_process_that_may_not_export_finds_no_export(pipeline: Pipeline, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        OnnxEncoder(bundled_model_path(), pipeline, threads=1, cache_dir=tmp_path, export=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_prepare_exports_ahead_of_time_and_is_idempotent(
+    encoder: OnnxEncoder, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from exocortex.encoders import prepare
+
+    assert prepare.main([str(cache_dir)]) == 0
+    printed = Path(capsys.readouterr().out.strip())
+    assert printed.parent == cache_dir
+    assert printed.name == f"{encoder.info.fingerprint}.onnx"
+    assert prepare.main([]) == 2
