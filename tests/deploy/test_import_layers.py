@@ -1,4 +1,5 @@
-"""Libraries never import applications, read from the import graph of every hand-written module.
+"""Libraries never import applications, and applications not each other, read from the import
+graph of every hand-written module.
 
 Lint bans the same imports (libs/ruff.toml), but a module that the root's per-file-ignores lift
 TID251 for (a repository, core/db, the bus) is not checked there; here every library module is,
@@ -51,11 +52,13 @@ def imported_modules(source: str) -> Iterator[tuple[int, str]]:
                 yield node.lineno, first.value
 
 
-def application_imports(source: str, where: str) -> list[str]:
-    """``where:line imports module`` for each application a source imports."""
+def application_imports(
+    source: str, where: str, applications: set[str] = APPLICATIONS
+) -> list[str]:
+    """``where:line imports module`` for each of ``applications`` a source imports."""
     found: dict[int, str] = {}
     for line, module in imported_modules(source):
-        if any(module == app or module.startswith(f"{app}.") for app in APPLICATIONS):
+        if any(module == app or module.startswith(f"{app}.") for app in applications):
             found.setdefault(line, module)  # `from a.b import c`: name a.b, not a.b.c too
     return [f"{where}:{line} imports {module}" for line, module in sorted(found.items())]
 
@@ -91,3 +94,19 @@ def test_no_library_imports_an_application() -> None:
             where = str(path.relative_to(ROOT))
             violations += application_imports(path.read_text(encoding="utf-8"), where)
     assert not violations, "libraries import applications:\n" + "\n".join(violations)
+
+
+# `exo mcp` serves the MCP adapter from the exo process itself (stdio for a local agent).
+MAY_IMPORT = {"exocortex.cli": {"exocortex.mcp"}}
+
+
+def test_no_application_imports_another() -> None:
+    violations = []
+    for root in APPLICATION_ROOTS:
+        for package in sorted(p for p in root.iterdir() if p.is_dir()):
+            own = f"exocortex.{package.name}"
+            others = APPLICATIONS - {own} - MAY_IMPORT.get(own, set())
+            for path in sorted(package.rglob("*.py")):
+                where = str(path.relative_to(ROOT))
+                violations += application_imports(path.read_text(encoding="utf-8"), where, others)
+    assert not violations, "applications import each other:\n" + "\n".join(violations)
