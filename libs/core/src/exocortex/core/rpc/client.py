@@ -3,6 +3,7 @@ health probe."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -55,6 +56,30 @@ class _StreamContextInterceptor(grpc.aio.UnaryStreamClientInterceptor):  # type:
         return await continuation(_with_context(details), request)
 
 
+# A target may name several replicas (`dns:///name:port` over a headless Service on a cluster,
+# `ipv4:host:p1,host:p2`): calls go round robin over every address that answers, instead of all
+# to the first. A call that meets UNAVAILABLE (a replica stopping or gone, still starting, or
+# without Postgres) is tried once more, on the next replica when there is one
+# (docs/scale-out.md). Stores are safe to repeat: a repeated one is a hash duplicate.
+SERVICE_CONFIG = json.dumps(
+    {
+        "loadBalancingConfig": [{"round_robin": {}}],
+        "methodConfig": [
+            {
+                "name": [{}],
+                "retryPolicy": {
+                    "maxAttempts": 2,
+                    "initialBackoff": "0.05s",
+                    "maxBackoff": "0.2s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ],
+    }
+)
+
+
 def open_channel(addr: str) -> grpc.aio.Channel:
     return grpc.aio.insecure_channel(
         addr,
@@ -65,6 +90,8 @@ def open_channel(addr: str) -> grpc.aio.Channel:
             # Re-dial quickly after a peer restarts.
             ("grpc.initial_reconnect_backoff_ms", 200),
             ("grpc.max_reconnect_backoff_ms", 2_000),
+            ("grpc.service_config", SERVICE_CONFIG),
+            ("grpc.enable_retries", 1),
         ],
     )
 
