@@ -27,6 +27,7 @@ from exocortex.core.domain.entities import extract_entities, extract_relationshi
 from exocortex.core.domain.keywords import generate_keywords
 from exocortex.core.domain.vectors import Vector, from_bytes, to_bytes
 from exocortex.core.logging import get_logger
+from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import links, memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.enrichment import events, metrics, repository, temporal
@@ -61,54 +62,54 @@ class Enricher:
         if not wanted:
             return
         async with self._pool.connection() as conn:
-            rows = await memories.get_many(conn, list(dict.fromkeys(wanted)), with_embedding=True)
+            rows = await memories.get_records(
+                conn, list(dict.fromkeys(wanted)), with_embedding=True
+            )
         for row in rows.values():
-            if row["enrichment_status"] == "pending" and row["is_active"] and not row["parent_id"]:
+            if row.enrichment_status == "pending" and row.is_active and not row.parent_id:
                 await self.enrich(row)
 
-    async def _vector(self, row: Row) -> Vector | None:
-        if row.get("embedding") is not None:
-            return from_bytes(bytes(row["embedding"]))
+    async def _vector(self, row: MemoryRecord) -> Vector | None:
+        if row.embedding is not None:
+            return from_bytes(bytes(row.embedding))
         async with self._pool.connection() as conn:
-            chunks = [from_bytes(e) for e in await repository.chunk_embeddings(conn, row["id"])]
+            chunks = [from_bytes(e) for e in await repository.chunk_embeddings(conn, row.id)]
         # A chunked memory is represented by the mean direction of its chunks.
         return _unit(np.mean(np.stack(chunks), axis=0).astype(np.float32)) if chunks else None
 
-    async def enrich(self, row: Row) -> None:
+    async def enrich(self, row: MemoryRecord) -> None:
         started = time.perf_counter()
         settings = await self._settings.get()
         limits = Thresholds.from_settings(settings)
         entities = [
-            e for e in extract_entities(row["content"]) if e.confidence >= limits.entity_confidence
+            e for e in extract_entities(row.content) if e.confidence >= limits.entity_confidence
         ]
-        relationships = extract_relationships(row["content"], entities)
+        relationships = extract_relationships(row.content, entities)
         vector = await self._vector(row)
         neighbours: list[Neighbour] = []
         if vector is not None:
             # A failure here (retrieval away) fails the batch; it is redelivered later.
             found = await self._retrieval.nearest(
                 [vector],
-                namespace=row["namespace"],
+                namespace=row.namespace,
                 limit=limits.neighbours,
                 min_similarity=min(limits.relation, limits.contradiction),
-                exclude_ids=[[row["id"]]],
+                exclude_ids=[[row.id]],
                 background=True,  # waits for searches to pause (see retrieval's priority)
             )
-            neighbours = _roots(found[0] if found else [], row["id"])
+            neighbours = _roots(found[0] if found else [], row.id)
         goals = await self._goal_matches(row, vector, limits) if vector is not None else []
 
         async with self._pool.connection() as conn, conn.transaction():
-            current = await repository.lock_status(conn, row["id"])
+            current = await repository.lock_status(conn, row.id)
             if (
                 current is None
                 or current["enrichment_status"] != "pending"
-                or int(current["version"]) != int(row["version"])
+                or int(current["version"]) != row.version
             ):
                 return  # deleted, done already, or changed since: its own event follows
-            entity_ids = await repository.replace_mentions(
-                conn, row["id"], row["namespace"], entities
-            )
-            await repository.add_relationships(conn, row["id"], entity_ids, relationships)
+            entity_ids = await repository.replace_mentions(conn, row.id, row.namespace, entities)
+            await repository.add_relationships(conn, row.id, entity_ids, relationships)
             # Before the similarity links: for a memory that is both, "elaborates" says more,
             # and an existing link is never overwritten.
             hierarchy = await links.insert_missing(conn, await temporal.temporal_links(conn, row))
@@ -116,25 +117,25 @@ class Enricher:
             await links.insert_missing(
                 conn,
                 [
-                    (row["id"], n.root_id, "related", round(n.similarity, 2))
+                    (row.id, n.root_id, "related", round(n.similarity, 2))
                     for n in related[: limits.relation_limit]
                 ],
             )
             contradictions = await self._contradictions(conn, row, neighbours, limits)
             for goal_id, similarity in goals:
-                await repository.link_goal(conn, goal_id, row["id"], round(similarity, 3))
-            keywords = generate_keywords(row["content"], row["tags"], [e.name for e in entities])
-            version = await repository.mark_enriched(conn, row["id"], keywords)
+                await repository.link_goal(conn, goal_id, row.id, round(similarity, 3))
+            keywords = generate_keywords(row.content, row.tags, [e.name for e in entities])
+            version = await repository.mark_enriched(conn, row.id, keywords)
             await outbox.enqueue(
                 conn,
                 subjects.MEMORY_ENRICHED,
-                events.enriched(row["id"], version, row["namespace"]),
+                events.enriched(row.id, version, row.namespace),
             )
         metrics.ENRICHED.inc()
         metrics.ENRICH_DURATION.observe(time.perf_counter() - started)
         log.info(
             "memory enriched",
-            memory_id=row["id"],
+            memory_id=row.id,
             entities=len(entities),
             links=min(len(related), limits.relation_limit),
             contradictions=contradictions,
@@ -145,35 +146,35 @@ class Enricher:
     async def _contradictions(
         self,
         conn: DictConnection,
-        row: Row,
+        row: MemoryRecord,
         neighbours: list[Neighbour],
         limits: Thresholds,
     ) -> int:
         close = [n for n in neighbours if n.similarity >= limits.contradiction]
         if not close:
             return 0
-        others = await memories.get_many(conn, [n.root_id for n in close])
+        others = await memories.get_records(conn, [n.root_id for n in close])
         added = 0
         for n in close:
             other = others.get(n.root_id)
-            if other is None or not other["is_active"]:
+            if other is None or not other.is_active:
                 continue
             candidate = find_contradiction(
-                row["content"], other["content"], negation_overlap=limits.negation_overlap
+                row.content, other.content, negation_overlap=limits.negation_overlap
             )
             if candidate is not None and await repository.add_contradiction(
-                conn, row["id"], other["id"], candidate
+                conn, row.id, other.id, candidate
             ):
                 added += 1
         return added
 
     async def _goal_matches(
-        self, row: Row, vector: Vector, limits: Thresholds
+        self, row: MemoryRecord, vector: Vector, limits: Thresholds
     ) -> list[tuple[str, float]]:
         """Active goals this memory advances, by cosine to "title: description". No tags are
         added (the seed's goal-progress tags made the memory a metadata artifact)."""
         async with self._pool.connection() as conn:
-            goals = await repository.active_goals(conn, row["namespace"])
+            goals = await repository.active_goals(conn, row.namespace)
         if not goals:
             return []
         missing = [g for g in goals if g["embedding"] is None]

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from exocortex.core.db.pool import DictConnection
+from exocortex.core.records import MemoryRecord
 from exocortex.enrichment import repository
 
 Row = dict[str, Any]
@@ -60,26 +61,28 @@ def month_bounds(moment: datetime) -> tuple[datetime, datetime]:
     return start, following
 
 
-async def temporal_links(conn: DictConnection, row: Row) -> list[tuple[str, str, str, float]]:
+async def temporal_links(
+    conn: DictConnection, row: MemoryRecord
+) -> list[tuple[str, str, str, float]]:
     """The (source, target, type, strength) links a summary memory should have; [] otherwise."""
-    window = window_for(row["tags"])
+    window = window_for(row.tags)
     if window is None:
         return []
-    created: datetime = row["created_at"]
+    created = row.created_at
     episodes = await repository.episodes(
         conn,
-        row["namespace"],
-        row["id"],
+        row.namespace,
+        row.id,
         min_importance=MIN_EPISODE_IMPORTANCE,
         since=created - timedelta(days=window.days),
         until=created,
         cap=window.cap,
     )
-    out = [(row["id"], e, "elaborates", EPISODE_STRENGTH) for e in episodes]
+    out = [(row.id, e, "elaborates", EPISODE_STRENGTH) for e in episodes]
     if window.epoch:
         since, until = month_bounds(created)
         narratives = await repository.narratives(
-            conn, row["namespace"], row["id"], since=since, until=until, cap=window.cap
+            conn, row.namespace, row.id, since=since, until=until, cap=window.cap
         )
-        out += [(row["id"], n, "elaborates", NARRATIVE_STRENGTH) for n in narratives]
+        out += [(row.id, n, "elaborates", NARRATIVE_STRENGTH) for n in narratives]
     return out
