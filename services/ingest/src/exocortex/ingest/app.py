@@ -14,10 +14,10 @@ from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
+from exocortex.ingest.events import OutboxRelay
 from exocortex.ingest.files.service import FileIngest
 from exocortex.ingest.goals.service import GoalService
 from exocortex.ingest.goals.servicer import GoalsServicer
-from exocortex.ingest.relay import OutboxRelay
 from exocortex.ingest.servicer import IngestServicer
 from exocortex.ingest.settings import IngestSettings
 from exocortex.ingest.store.bulk_import import BulkImporter
