@@ -22,6 +22,7 @@ from exocortex.gateway.observe import ObserveMiddleware
 from exocortex.gateway.openapi import build_openapi
 from exocortex.gateway.routers import (
     analytics,
+    backups,
     chat,
     entity_reads,
     entity_writes,
@@ -70,6 +71,7 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     maintenance.router,
     whoami.router,
     analytics.router,
+    backups.router,
     reads.router,
 )
 

@@ -18,6 +18,8 @@ from exocortex.core.worker import open_worker
 from exocortex.maintenance import metrics
 from exocortex.maintenance.analytics import wiring as analytics
 from exocortex.maintenance.analytics.servicer import AnalyticsServicer
+from exocortex.maintenance.backup import wiring as backup
+from exocortex.maintenance.backup.servicer import BackupServicer
 from exocortex.maintenance.clients import IngestWriter, RetrievalAdmin
 from exocortex.maintenance.deps import Deps
 from exocortex.maintenance.jobs.registry import all_jobs
@@ -46,6 +48,7 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
         servicer = MaintenanceServicer()
         analytics_servicer = AnalyticsServicer()
+        backup_servicer = BackupServicer()
         worker = await open_worker(
             stack,
             "maintenance",
@@ -57,9 +60,11 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
                     "exocortex.v1.Maintenance",
                 ),
                 analytics.registration(analytics_servicer),
+                backup.registration(backup_servicer),
             ],
         )
         analytics.attach(stack, analytics_servicer, worker.pool, settings)
+        backup.attach(stack, backup_servicer, worker.pool, settings, stop)
         channels = {
             name: open_channel(addr)
             for name, addr in (

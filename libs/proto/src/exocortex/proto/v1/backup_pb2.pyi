@@ -273,3 +273,139 @@ class ExportObsidianReport(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ExportObsidianReport: _TypeAlias = ExportObsidianReport  # noqa: Y015
+
+@_typing.final
+class RestoreBackupRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PASSPHRASE_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    passphrase: _builtins.str
+    """Empty: the configured passphrase."""
+    dry_run: _builtins.bool
+    """Report what would be created, skipped or in conflict, and change nothing."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        passphrase: _builtins.str = ...,
+        dry_run: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "name", b"name", "passphrase", b"passphrase"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreBackupRequest: _TypeAlias = RestoreBackupRequest  # noqa: Y015
+
+@_typing.final
+class SectionOutcome(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREATED_FIELD_NUMBER: _builtins.int
+    SKIPPED_FIELD_NUMBER: _builtins.int
+    CONFLICT_FIELD_NUMBER: _builtins.int
+    UPDATED_FIELD_NUMBER: _builtins.int
+    created: _builtins.int
+    skipped: _builtins.int
+    conflict: _builtins.int
+    updated: _builtins.int
+    """Settings only: present with another value, set to the backup's."""
+    def __init__(
+        self,
+        *,
+        created: _builtins.int = ...,
+        skipped: _builtins.int = ...,
+        conflict: _builtins.int = ...,
+        updated: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conflict", b"conflict", "created", b"created", "skipped", b"skipped", "updated", b"updated"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SectionOutcome: _TypeAlias = SectionOutcome  # noqa: Y015
+
+@_typing.final
+class ItemOutcome(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SECTION_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    section: _builtins.str
+    key: _builtins.str
+    """The item's id (or "a→b" for a pair)."""
+    outcome: _builtins.str
+    """skipped | conflict | updated"""
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        section: _builtins.str = ...,
+        key: _builtins.str = ...,
+        outcome: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "outcome", b"outcome", "reason", b"reason", "section", b"section"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ItemOutcome: _TypeAlias = ItemOutcome  # noqa: Y015
+
+@_typing.final
+class RestoreReport(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class SectionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> Global___SectionOutcome: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: Global___SectionOutcome | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    SECTIONS_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    dry_run: _builtins.bool
+    @_builtins.property
+    def sections(self) -> _containers.MessageMap[_builtins.str, Global___SectionOutcome]: ...
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ItemOutcome]:
+        """Items not created, conflicts first (at most 100)."""
+
+    def __init__(
+        self,
+        *,
+        dry_run: _builtins.bool = ...,
+        sections: _abc.Mapping[_builtins.str, Global___SectionOutcome] | None = ...,
+        items: _abc.Iterable[Global___ItemOutcome] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "items", b"items", "sections", b"sections"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreReport: _TypeAlias = RestoreReport  # noqa: Y015

@@ -52,6 +52,11 @@ class BackupStub:
                 request_serializer=exocortex_dot_v1_dot_backup__pb2.VerifyBackupRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_backup__pb2.VerifyBackupReport.FromString,
                 _registered_method=True)
+        self.RestoreBackup = channel.unary_unary(
+                '/exocortex.v1.Backup/RestoreBackup',
+                request_serializer=exocortex_dot_v1_dot_backup__pb2.RestoreBackupRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_backup__pb2.RestoreReport.FromString,
+                _registered_method=True)
         self.ExportObsidian = channel.unary_unary(
                 '/exocortex.v1.Backup/ExportObsidian',
                 request_serializer=exocortex_dot_v1_dot_backup__pb2.ExportObsidianRequest.SerializeToString,
@@ -84,6 +89,13 @@ class BackupServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RestoreBackup(self, request, context):
+        """Restores a backup exactly (ids, versions, timestamps), after verifying it; idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExportObsidian(self, request, context):
         """Writes (or brings up to date) the Obsidian vault in <data_dir>/obsidian.
         """
@@ -108,6 +120,11 @@ def add_BackupServicer_to_server(servicer, server):
                     servicer.VerifyBackup,
                     request_deserializer=exocortex_dot_v1_dot_backup__pb2.VerifyBackupRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_backup__pb2.VerifyBackupReport.SerializeToString,
+            ),
+            'RestoreBackup': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestoreBackup,
+                    request_deserializer=exocortex_dot_v1_dot_backup__pb2.RestoreBackupRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_backup__pb2.RestoreReport.SerializeToString,
             ),
             'ExportObsidian': grpc.unary_unary_rpc_method_handler(
                     servicer.ExportObsidian,
@@ -198,6 +215,33 @@ class Backup:
             '/exocortex.v1.Backup/VerifyBackup',
             exocortex_dot_v1_dot_backup__pb2.VerifyBackupRequest.SerializeToString,
             exocortex_dot_v1_dot_backup__pb2.VerifyBackupReport.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreBackup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Backup/RestoreBackup',
+            exocortex_dot_v1_dot_backup__pb2.RestoreBackupRequest.SerializeToString,
+            exocortex_dot_v1_dot_backup__pb2.RestoreReport.FromString,
             options,
             channel_credentials,
             insecure,

@@ -41,6 +41,8 @@ class BackupStub:
     ListBackups: _grpc.UnaryUnaryMultiCallable[_backup_pb2.ListBackupsRequest, _backup_pb2.ListBackupsResponse]
     VerifyBackup: _grpc.UnaryUnaryMultiCallable[_backup_pb2.VerifyBackupRequest, _backup_pb2.VerifyBackupReport]
     """Decrypts the whole file, checks every chunk's tag, each section's count and checksum."""
+    RestoreBackup: _grpc.UnaryUnaryMultiCallable[_backup_pb2.RestoreBackupRequest, _backup_pb2.RestoreReport]
+    """Restores a backup exactly (ids, versions, timestamps), after verifying it; idempotent."""
     ExportObsidian: _grpc.UnaryUnaryMultiCallable[_backup_pb2.ExportObsidianRequest, _backup_pb2.ExportObsidianReport]
     """Writes (or brings up to date) the Obsidian vault in <data_dir>/obsidian."""
 
@@ -56,6 +58,8 @@ class BackupAsyncStub(BackupStub):
     ListBackups: _aio.UnaryUnaryMultiCallable[_backup_pb2.ListBackupsRequest, _backup_pb2.ListBackupsResponse]  # type: ignore[assignment]
     VerifyBackup: _aio.UnaryUnaryMultiCallable[_backup_pb2.VerifyBackupRequest, _backup_pb2.VerifyBackupReport]  # type: ignore[assignment]
     """Decrypts the whole file, checks every chunk's tag, each section's count and checksum."""
+    RestoreBackup: _aio.UnaryUnaryMultiCallable[_backup_pb2.RestoreBackupRequest, _backup_pb2.RestoreReport]  # type: ignore[assignment]
+    """Restores a backup exactly (ids, versions, timestamps), after verifying it; idempotent."""
     ExportObsidian: _aio.UnaryUnaryMultiCallable[_backup_pb2.ExportObsidianRequest, _backup_pb2.ExportObsidianReport]  # type: ignore[assignment]
     """Writes (or brings up to date) the Obsidian vault in <data_dir>/obsidian."""
 
@@ -86,6 +90,14 @@ class BackupServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_backup_pb2.VerifyBackupReport, _abc.Awaitable[_backup_pb2.VerifyBackupReport]]:
         """Decrypts the whole file, checks every chunk's tag, each section's count and checksum."""
+
+    @_abc_1.abstractmethod
+    def RestoreBackup(
+        self,
+        request: _backup_pb2.RestoreBackupRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_backup_pb2.RestoreReport, _abc.Awaitable[_backup_pb2.RestoreReport]]:
+        """Restores a backup exactly (ids, versions, timestamps), after verifying it; idempotent."""
 
     @_abc_1.abstractmethod
     def ExportObsidian(

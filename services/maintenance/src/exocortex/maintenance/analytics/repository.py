@@ -45,16 +45,16 @@ _QUALITY = """(
         date_part('epoch', now() - m.created_at)::float8 / 86400.0))
 )"""
 
-# Links per memory, in either direction (what the quality score counts): each direction
-# counted by its own hash aggregate (one pass over the links, no sort), joined by memory id.
-_DEGREE = """out_links AS (
-    SELECT source_id AS id, count(*) AS n FROM memory_links GROUP BY source_id
-), in_links AS (
-    SELECT target_id AS id, count(*) AS n FROM memory_links GROUP BY target_id
+# Links per memory, in either direction (what the quality score counts): both ends of every
+# link in one hash aggregate, joined by memory id (with parallel query off this is one pass over
+# the links; measured cheaper than an aggregate per direction).
+_DEGREE = """degree AS (
+    SELECT id, count(*) AS n FROM (
+        SELECT source_id AS id FROM memory_links UNION ALL SELECT target_id FROM memory_links
+    ) ends GROUP BY id
 )"""
-_LINKS = "coalesce(lo.n, 0) + coalesce(li.n, 0)"
-_JOIN_LINKS = """LEFT JOIN out_links lo ON lo.id = m.id
-      LEFT JOIN in_links li ON li.id = m.id"""
+_LINKS = "coalesce(d.n, 0)"
+_JOIN_LINKS = "LEFT JOIN degree d ON d.id = m.id"
 
 # A miss's query as it is grouped: trimmed, lower case, inner whitespace collapsed, so
 # "Deploy  Steps" and "deploy steps" are one query counted twice.
@@ -200,23 +200,36 @@ SELECT coalesce(m.embedding_model, '') AS model, (m.embedding IS NOT NULL) AS em
 
 # What the importance job's decay step would lower: never accessed, older than the decay age,
 # importance above 0.3, not pinned (1.0), and of low quality (under 0.2).
+# The quality score without its link term (the links can only raise it).
+_BASE_QUALITY = _QUALITY.replace("+ 0.15 * least(1.0, ({l})::float8 / 5.0)", "")
+
+# What the importance job's decay would lower: never accessed, older than the decay age,
+# importance above 0.3, not pinned (1.0), and of low quality (under 0.2). Links only raise the
+# score, so rows already at 0.2 without them are dropped before links are counted, one
+# index lookup per remaining row.
 DECAY_PREVIEW = f"""
-WITH {_DEGREE}, c AS (
+WITH c AS (
     SELECT m.id, m.namespace, m.importance, m.created_at,
-           {_QUALITY.format(a="0", l=_LINKS)}::float8 AS quality
+           {_BASE_QUALITY.format(a="0")}::float8 AS base
       FROM memories m
       LEFT JOIN memory_usage u ON u.memory_id = m.id
-      {_JOIN_LINKS}
      WHERE {_MEMORIES}
        AND coalesce(u.access_count, 0) = 0
        AND m.created_at < now() - make_interval(days => %(decay_age_days)s)
        AND m.importance > 0.3
        AND round(m.importance::numeric, 2) <> 1.0
+), low AS (
+    SELECT c.*, c.base + 0.15 * least(1.0, (
+               (SELECT count(*) FROM memory_links l WHERE l.source_id = c.id)
+             + (SELECT count(*) FROM memory_links l WHERE l.target_id = c.id))::float8 / 5.0
+           ) AS quality
+      FROM c WHERE c.base < 0.2
 ), ranked AS (
-    SELECT c.*, count(*) OVER ()::int AS total
-      FROM c
-     WHERE c.quality < 0.2
-     ORDER BY c.quality, c.created_at, c.id
+    SELECT low.id, low.namespace, low.importance, low.created_at, low.quality,
+           count(*) OVER ()::int AS total
+      FROM low
+     WHERE low.quality < 0.2
+     ORDER BY low.quality, low.created_at, low.id
      LIMIT %(limit)s
 )
 -- The content is read for the rows shown only (the rest comes from the narrow index).

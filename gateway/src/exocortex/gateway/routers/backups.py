@@ -1,0 +1,199 @@
+"""Encrypted backups in the data folder, their verification, and the Obsidian vault export
+(served by maintenance's Backup RPCs). Backups hold every namespace: these routes need a key
+that may use every namespace."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, status
+from google.protobuf.json_format import MessageToDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from exocortex.gateway.backends import Backends
+from exocortex.gateway.deps import BackendsDep
+from exocortex.proto.v1 import backup_pb2, backup_pb2_grpc
+
+router = APIRouter(tags=["backups"])
+
+# Encrypting a large store takes a while; the call is allowed longer than a read.
+BACKUP_TIMEOUT_SECONDS = 3600.0
+BackupName = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=128,
+        pattern=r"^exocortex-[0-9TZ]+(-scheduled)?\.exobak$",
+        description="A backup file name from GET /api/backups.",
+    ),
+]
+
+
+class Passphrase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    passphrase: str | None = Field(
+        default=None,
+        min_length=8,
+        max_length=1024,
+        description="Encrypts (or opens) the backup; default: EXO_BACKUP_PASSPHRASE on the "
+        "maintenance service.",
+    )
+
+
+class BackupFile(BaseModel):
+    name: str
+    size_bytes: int
+    created_at: datetime
+    scheduled: bool
+    counts: dict[str, int] = Field(description="Items per section (on creation only).")
+
+
+class BackupList(BaseModel):
+    backups: list[BackupFile]
+
+
+class VerifyReport(BaseModel):
+    name: str
+    ok: bool
+    format_version: int
+    exported_at: datetime | None
+    counts: dict[str, int]
+    problems: list[str]
+
+
+class RestoreRequest(Passphrase):
+    dry_run: bool = Field(
+        default=False, description="Report what would be created, skipped or in conflict."
+    )
+
+
+class SectionOutcome(BaseModel):
+    created: int = 0
+    skipped: int = 0
+    conflict: int = 0
+    updated: int = 0
+
+
+class ItemOutcome(BaseModel):
+    section: str
+    key: str
+    outcome: str
+    reason: str
+
+
+class RestoreReport(BaseModel):
+    dry_run: bool
+    sections: dict[str, SectionOutcome]
+    items: list[ItemOutcome] = Field(description="Items not created (at most 100).")
+
+
+class ObsidianRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    full: bool = Field(
+        default=False, description="Rewrite every note, not only what changed since last time."
+    )
+
+
+class ObsidianReport(BaseModel):
+    vault: str
+    memories_written: int
+    entities_written: int
+    goals_written: int
+    contradictions_written: int
+    incremental: bool
+
+
+def _stub(backends: Backends) -> backup_pb2_grpc.BackupStub:
+    return backup_pb2_grpc.BackupStub(backends.channels["maintenance"])
+
+
+def _file(reply: backup_pb2.BackupFile) -> dict[str, Any]:
+    return {
+        "name": reply.name,
+        "size_bytes": reply.size_bytes,
+        "created_at": reply.created_at.ToDatetime().isoformat() + "Z",
+        "scheduled": reply.scheduled,
+        "counts": dict(reply.counts),
+    }
+
+
+@router.post("/api/backups", status_code=status.HTTP_201_CREATED, response_model=BackupFile)
+async def create_backup(backends: BackendsDep, body: Passphrase | None = None) -> Any:
+    """Writes an encrypted backup of the whole store (AES-256-GCM, key from the passphrase by
+    scrypt) into `<data dir>/backups`. See docs/backup.md for the file format."""
+    request = backup_pb2.CreateBackupRequest(passphrase=(body and body.passphrase) or "")
+    reply = await _stub(backends).CreateBackup(request, timeout=BACKUP_TIMEOUT_SECONDS)
+    return _file(reply)
+
+
+@router.get("/api/backups", response_model=BackupList)
+async def list_backups(backends: BackendsDep) -> Any:
+    """The backups in the data folder, newest first."""
+    reply = await _stub(backends).ListBackups(
+        backup_pb2.ListBackupsRequest(), timeout=backends.settings.rpc_timeout_seconds
+    )
+    return {"backups": [_file(b) for b in reply.backups]}
+
+
+@router.post("/api/backups/{name}/verify", response_model=VerifyReport)
+async def verify_backup(
+    backends: BackendsDep, name: BackupName, body: Passphrase | None = None
+) -> Any:
+    """Decrypts the whole backup, checking every chunk's tag, and compares each section's
+    count and checksum with the manifest inside. `ok` is false with the problems listed."""
+    request = backup_pb2.VerifyBackupRequest(name=name, passphrase=(body and body.passphrase) or "")
+    reply = await _stub(backends).VerifyBackup(request, timeout=BACKUP_TIMEOUT_SECONDS)
+    report = MessageToDict(reply, preserving_proto_field_name=True)
+    return {
+        "name": reply.name,
+        "ok": reply.ok,
+        "format_version": reply.format_version,
+        "exported_at": report.get("exported_at"),
+        "counts": dict(reply.counts),
+        "problems": list(reply.problems),
+    }
+
+
+@router.post("/api/backups/{name}/restore", response_model=RestoreReport)
+async def restore_backup(
+    backends: BackendsDep, name: BackupName, body: RestoreRequest | None = None
+) -> Any:
+    """Restores the backup exactly (ids, versions, timestamps, tags, usage counts, links,
+    entities, goals, contradictions, consolidations, settings but masked secrets), after
+    verifying the whole file. One transaction per batch of 500; a row already present is
+    skipped (a different version of it is a conflict, left as it is), so a second restore
+    changes nothing. Memories are embedded again by the current model."""
+    body = body or RestoreRequest()
+    request = backup_pb2.RestoreBackupRequest(
+        name=name, passphrase=body.passphrase or "", dry_run=body.dry_run
+    )
+    reply = await _stub(backends).RestoreBackup(request, timeout=BACKUP_TIMEOUT_SECONDS)
+    return {
+        "dry_run": reply.dry_run,
+        "sections": {
+            key: {
+                "created": s.created,
+                "skipped": s.skipped,
+                "conflict": s.conflict,
+                "updated": s.updated,
+            }
+            for key, s in reply.sections.items()
+        },
+        "items": [
+            {"section": i.section, "key": i.key, "outcome": i.outcome, "reason": i.reason}
+            for i in reply.items
+        ],
+    }
+
+
+@router.post("/api/export/obsidian", response_model=ObsidianReport)
+async def export_obsidian(backends: BackendsDep, body: ObsidianRequest | None = None) -> Any:
+    """Writes the Obsidian vault (default `<data dir>/obsidian`): a note per memory with YAML
+    front matter and wikilinks, per entity, goal and contradiction, and a Dataview dashboard.
+    Only what changed since the last export, unless `full`."""
+    request = backup_pb2.ExportObsidianRequest(full=bool(body and body.full))
+    reply = await _stub(backends).ExportObsidian(request, timeout=BACKUP_TIMEOUT_SECONDS)
+    return MessageToDict(
+        reply, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )

@@ -1,0 +1,196 @@
+"""Restores a backup exactly: every row with its id, version and timestamps, section by section
+in export order, one transaction per batch. Idempotent: a row already there is skipped (or
+reported as a conflict when it differs), so restoring the same backup twice changes nothing.
+A dry run does the same work inside transactions that are rolled back, and embeds nothing.
+
+Embeddings are not in backups; a restored memory that had one is embedded again by the
+embedding service (one call per batch) before its stored event is written, so the indexes pick
+it up as after any store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Any, Literal
+
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.domain.vectors import to_bytes
+from exocortex.maintenance.backup import restore_repository as sql
+from exocortex.maintenance.backup.document import lines
+from exocortex.maintenance.backup.events import stored_event
+from exocortex.maintenance.backup.obsidian_repository import Pool
+
+BATCH = 500
+MAX_ITEM_RESULTS = 100
+Outcome = Literal["created", "skipped", "conflict", "updated"]
+
+
+@dataclass
+class SectionResult:
+    created: int = 0
+    skipped: int = 0
+    conflict: int = 0
+    updated: int = 0
+
+    def add(self, outcome: Outcome, n: int = 1) -> None:
+        setattr(self, outcome, getattr(self, outcome) + n)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    section: str
+    key: str
+    outcome: Outcome
+    reason: str
+
+
+@dataclass
+class RestoreReport:
+    dry_run: bool
+    sections: dict[str, SectionResult] = field(default_factory=dict)
+    # Items not created (conflicts first), at most MAX_ITEM_RESULTS.
+    items: list[ItemResult] = field(default_factory=list)
+
+    def note(self, item: ItemResult) -> None:
+        self.sections.setdefault(item.section, SectionResult()).add(item.outcome)
+        if item.outcome != "created" and len(self.items) < MAX_ITEM_RESULTS:
+            self.items.append(item)
+
+
+def items_of(chunks: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(section, item) from a decrypted backup document, in file order."""
+    for raw in lines(chunks):
+        value = json.loads(raw)
+        if "section" in value and "item" in value:
+            yield value["section"], value["item"]
+
+
+def _key(section: str, item: dict[str, Any]) -> str:
+    if section == "memory_links":
+        return f"{item['source_id']}→{item['target_id']}"
+    if section == "memory_entities":
+        return f"{item['memory_id']}→{item['entity_id']}"
+    if section == "goal_links":
+        return f"{item['goal_id']}→{item['memory_id']}"
+    return str(item.get("id", ""))
+
+
+def _batches(
+    items: Iterable[tuple[str, dict[str, Any]]],
+) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    for section, group in groupby(items, key=lambda pair: pair[0]):
+        batch: list[dict[str, Any]] = []
+        for _, item in group:
+            batch.append(item)
+            if len(batch) == BATCH:
+                yield section, batch
+                batch = []
+        if batch:
+            yield section, batch
+
+
+class _Rollback(Exception):
+    """Ends a dry run's transaction without keeping its writes."""
+
+
+class Restorer:
+    def __init__(self, pool: Pool, embedding: EmbeddingClient) -> None:
+        self._pool = pool
+        self._embedding = embedding
+
+    async def restore(
+        self, items: Iterable[tuple[str, dict[str, Any]]], *, dry_run: bool
+    ) -> RestoreReport:
+        report = RestoreReport(dry_run=dry_run)
+        lineage: list[dict[str, Any]] = []
+        for section, batch in _batches(items):
+            try:
+                async with self._pool.connection() as conn, conn.transaction():
+                    if section == "memories":
+                        await self._memories(conn, batch, report, lineage, dry_run)
+                    elif section == "settings":
+                        for settings in batch:
+                            outcomes = await sql.upsert_settings(conn, settings)
+                            for key, outcome in outcomes.items():
+                                report.note(ItemResult(section, key, outcome, ""))  # type: ignore[arg-type]
+                    elif section in sql.SECTION_SQL:
+                        created = await sql.insert_section(conn, section, batch)
+                        for item in batch:
+                            key = _key(section, item)
+                            if key in created:
+                                report.note(ItemResult(section, key, "created", ""))
+                            else:
+                                report.note(
+                                    ItemResult(
+                                        section,
+                                        key,
+                                        "skipped",
+                                        "already present, or a row it refers to is missing",
+                                    )
+                                )
+                    if dry_run:
+                        raise _Rollback
+            except _Rollback:
+                pass
+        if lineage and not dry_run:
+            async with self._pool.connection() as conn, conn.transaction():
+                for start in range(0, len(lineage), BATCH):
+                    await sql.set_lineage(conn, lineage[start : start + BATCH])
+        return report
+
+    async def _memories(
+        self,
+        conn: sql.Conn,
+        batch: list[dict[str, Any]],
+        report: RestoreReport,
+        lineage: list[dict[str, Any]],
+        dry_run: bool,
+    ) -> None:
+        created = await sql.insert_memories(conn, batch, roots=True)
+        created |= await sql.insert_memories(conn, batch, roots=False)
+        missing = [m["id"] for m in batch if m["id"] not in created]
+        existing = await sql.existing_memories(conn, missing) if missing else {}
+        for m in batch:
+            if m["id"] in created:
+                report.note(ItemResult("memories", m["id"], "created", ""))
+                continue
+            row = existing.get(m["id"])
+            if row is not None and row["version"] == m["version"]:
+                report.note(ItemResult("memories", m["id"], "skipped", "already present"))
+            elif row is not None:
+                reason = f"present at version {row['version']}, the backup has {m['version']}"
+                report.note(ItemResult("memories", m["id"], "conflict", reason))
+            else:
+                reason = (
+                    "its parent is missing"
+                    if m.get("parent_id")
+                    else "an active memory with the same content exists under another id"
+                )
+                report.note(ItemResult("memories", m["id"], "conflict", reason))
+        if not created:
+            return
+        rows = [m for m in batch if m["id"] in created]
+        await sql.add_tags_and_usage(conn, rows, created)
+        lineage.extend(
+            {"id": m["id"], "ci": m.get("consolidated_into"), "sb": m.get("superseded_by")}
+            for m in rows
+            if m.get("consolidated_into") or m.get("superseded_by")
+        )
+        if dry_run:
+            return
+        embedded = [m for m in rows if m.get("embedding_model")]
+        if embedded:
+            vectors = await self._embedding.embed(
+                [m["content"] for m in embedded], deadline_seconds=300.0
+            )
+            await sql.set_embeddings(
+                conn,
+                [m["id"] for m in embedded],
+                [to_bytes(v) for v in vectors],
+                self._embedding.fingerprint or embedded[0]["embedding_model"],
+                len(vectors[0]),
+            )
+        await sql.announce(conn, sorted(created), stored_event)

@@ -1,0 +1,155 @@
+"""Backups on typed values: write one (encrypted, atomically), list them, verify one, apply the
+retention of scheduled ones, and export the Obsidian vault."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from exocortex.core import scope
+from exocortex.core.errors import InvalidArgument, PermissionDenied
+from exocortex.core.logging import get_logger
+from exocortex.maintenance.backup import crypto, document, files
+from exocortex.maintenance.backup.exporter import ExportSource
+from exocortex.maintenance.backup.files import BackupEntry
+from exocortex.maintenance.backup.obsidian import ObsidianExporter, ObsidianReport
+from exocortex.maintenance.backup.restore import Restorer, RestoreReport, items_of
+from exocortex.maintenance.backup.settings import BackupSettings
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    name: str
+    ok: bool
+    counts: dict[str, int]
+    problems: list[str]
+    format_version: int
+    exported_at: datetime | None
+
+
+def require_every_namespace() -> None:
+    """Backups hold every namespace and live on the server: only a key that may see every
+    namespace may make, list or verify them."""
+    if scope.current_scope() is not None:
+        raise PermissionDenied("backups need an API key that may use every namespace")
+
+
+class BackupService:
+    def __init__(
+        self,
+        source: ExportSource,
+        data_dir: Path,
+        settings: BackupSettings,
+        obsidian: ObsidianExporter,
+        restorer: Restorer,
+    ) -> None:
+        self._source = source
+        self.folder = data_dir / "backups"
+        self._settings = settings
+        self._obsidian = obsidian
+        self._restorer = restorer
+
+    def _passphrase(self, given: str) -> str:
+        if given:
+            try:
+                return crypto.check_passphrase(given)
+            except ValueError as err:
+                raise InvalidArgument(str(err), field="passphrase") from err
+        if self._settings.passphrase is None:
+            raise InvalidArgument(
+                "no passphrase: give one, or set EXO_BACKUP_PASSPHRASE on the maintenance service",
+                field="passphrase",
+            )
+        return self._settings.passphrase.get_secret_value()
+
+    async def create(self, passphrase: str = "", *, scheduled: bool = False) -> BackupEntry:
+        secret = self._passphrase(passphrase)
+        now = datetime.now(UTC)
+        name = files.new_name(now, scheduled=scheduled)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        final = self.folder / name
+        partial = final.with_name(name + ".partial")
+        try:
+            with partial.open("wb") as out:
+                # scrypt costs a fraction of a second of CPU: off the event loop.
+                writer = await asyncio.to_thread(crypto.EncryptingWriter, out, secret)
+                doc = document.DocumentWriter(
+                    writer.write, {"exported_at": now.isoformat(), "namespace": None}
+                )
+                async for section, items in self._source.batches():
+                    doc.batch(section, items)
+                counts = doc.finish()
+                writer.close()
+                out.flush()
+                os.fsync(out.fileno())
+            # Only a complete file ever carries the backup's name.
+            partial.replace(final)
+            files.fsync_dir(self.folder)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                partial.unlink()
+        log.info("backup written", name=name, bytes=final.stat().st_size, counts=counts)
+        return BackupEntry(name, final.stat().st_size, now, scheduled, counts)
+
+    def list(self) -> list[BackupEntry]:
+        return files.listing(self.folder)
+
+    async def verify(self, name: str, passphrase: str = "") -> VerifyReport:
+        path = files.path_of(self.folder, name)
+        return await asyncio.to_thread(verify_file, path, self._passphrase(passphrase))
+
+    async def restore(self, name: str, passphrase: str = "", *, dry_run: bool) -> RestoreReport:
+        """Verifies the whole file first: a damaged backup restores nothing."""
+        path = files.path_of(self.folder, name)
+        secret = self._passphrase(passphrase)
+        check = await asyncio.to_thread(verify_file, path, secret)
+        if not check.ok:
+            raise InvalidArgument(
+                "the backup does not verify: " + "; ".join(check.problems), field="name"
+            )
+        with path.open("rb") as source:
+            chunks = crypto.decrypt_chunks(source, secret)
+            # The key derivation runs with the first chunk: off the event loop.
+            first = await asyncio.to_thread(next, chunks, b"")
+            return await self._restorer.restore(
+                items_of(itertools.chain([first], chunks)), dry_run=dry_run
+            )
+
+    async def scheduled(self) -> BackupEntry | None:
+        """The scheduled backup and the retention after it; off without a passphrase."""
+        if self._settings.passphrase is None:
+            log.warning("scheduled backup skipped: EXO_BACKUP_PASSPHRASE is not set")
+            return None
+        entry = await self.create(scheduled=True)
+        for old in files.expired(self.folder, self._settings.keep):
+            # Retention removes only older scheduled copies; never a backup made on request.
+            old.unlink(missing_ok=True)
+            log.info("old scheduled backup removed", name=old.name, keep=self._settings.keep)
+        return entry
+
+    async def obsidian(self, *, full: bool) -> ObsidianReport:
+        return await self._obsidian.export(full=full)
+
+
+def verify_file(path: Path, passphrase: str) -> VerifyReport:
+    """Decrypts every chunk (each one's tag checked), parses every line, and compares each
+    section's count and checksum with the manifest written at the end."""
+    try:
+        with path.open("rb") as source:
+            result = document.verify(crypto.decrypt_chunks(source, passphrase))
+    except crypto.BackupFormatError as err:
+        return VerifyReport(path.name, False, {}, [str(err)], 0, None)
+    exported = None
+    if result.exported_at:
+        with contextlib.suppress(ValueError):
+            exported = datetime.fromisoformat(result.exported_at)
+    return VerifyReport(
+        path.name, result.ok, result.counts, result.problems, result.version, exported
+    )

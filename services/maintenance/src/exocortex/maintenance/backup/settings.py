@@ -1,0 +1,35 @@
+"""Backup settings, read once at start (EXO_BACKUP_*)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class BackupSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="EXO_BACKUP_", env_file=".env", extra="ignore")
+
+    # The passphrase scheduled backups are encrypted with, and the default for requests that
+    # name none. Without it, scheduled backups are off (a backup is never written in clear).
+    passphrase: SecretStr | None = None
+    # Cron expression (UTC) of the scheduled backup; "" turns the schedule off.
+    schedule: str = "30 1 * * *"
+    # Scheduled backups kept (the newest); backups made on request are never removed.
+    keep: int = Field(default=7, ge=1, le=1000)
+    # Where the Obsidian vault is written (default: <data_dir>/obsidian).
+    obsidian_vault: Path | None = None
+
+    @field_validator("passphrase", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # Compose passes an unset variable as "": no passphrase, scheduled backups off.
+        return None if value == "" else value
+
+    @field_validator("passphrase")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 8:
+            raise ValueError("EXO_BACKUP_PASSPHRASE must have at least 8 characters")
+        return value
