@@ -241,6 +241,9 @@ def contradictions(
 def retrieval_regression(
     ctx: typer.Context,
     run_now: Annotated[bool, typer.Option("--run", help="run the golden queries now")] = False,
+    queries: Annotated[
+        str | None, typer.Option(help='with --run: these queries instead, "a|b" (not kept)')
+    ] = None,
     fail_on_alert: Annotated[bool, typer.Option(help="exit 1 when a query drifted")] = False,
     limit: Annotated[int, typer.Option(help="how many past runs to list")] = 10,
     as_json: Json = False,
@@ -248,7 +251,13 @@ def retrieval_regression(
     """Whether search results for the golden queries drifted: the latest run, or run it now."""
     with client(ctx) as api:
         if run_now:
-            follow(api, "/api/maintenance/jobs/retrieval-regression/run", {}, "regression")
+            params = {"queries": [q for q in queries.split("|") if q.strip()]} if queries else {}
+            follow(
+                api,
+                "/api/maintenance/jobs/retrieval-regression/run",
+                {"params": params},
+                "regression",
+            )
         latest = api.request("GET", "/api/retrieval-regression/latest", ok=(404,))
         history = api.get("/api/retrieval-regression/runs", limit=limit)
     alerts = [r for r in (latest or {}).get("results", []) if r.get("alert")]
