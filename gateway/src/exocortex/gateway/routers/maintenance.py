@@ -533,3 +533,96 @@ async def archive_preview(
         wait_seconds=DEFAULT_WAIT_SECONDS,
     )
     return _report(run, response)
+
+
+# ------------------------------------------------------------------ repair, tags, health
+
+
+class ReembedBody(Strict):
+    dry_run: bool = False
+    stale_model: bool = Field(
+        default=True, description="Also rows embedded by another model than the running one"
+    )
+    limit: int = Field(default=10_000, ge=1, le=1_000_000)
+    wait_seconds: Wait = DEFAULT_WAIT_SECONDS
+
+
+@router.post("/reembed", response_model=ReportOut | JobRunOut, responses=RUN_RESPONSES)
+async def reembed(body: ReembedBody, backends: BackendsDep, response: Response) -> dict[str, Any]:
+    """Embed active rows with no vector (not chunked parents nor benchmark items) and, by
+    default, rows embedded by another model. `{processed, failed, to_embed, model}`. Spans
+    every namespace: needs a key for all."""
+    run = await _start(
+        backends,
+        "repair",
+        dry_run=body.dry_run,
+        params={
+            "reembed": True,
+            "stale_model": body.stale_model,
+            "limit": body.limit,
+            "prune_outbox_days": 0,
+        },
+        namespace=None,
+        wait_seconds=body.wait_seconds,
+    )
+    return _report(run, response)
+
+
+class TagMergeBody(Strict):
+    dry_run: bool = False
+    from_tag: str | None = Field(default=None, min_length=1, max_length=100)
+    to_tag: str | None = Field(default=None, min_length=1, max_length=100)
+    auto_merge: int = Field(
+        default=0, ge=0, le=100, description="Merge up to this many near-certain pairs"
+    )
+    min_similarity: float = Field(default=0.8, ge=0.5, le=0.99)
+    limit: int = Field(default=20, ge=1, le=500)
+    wait_seconds: Wait = DEFAULT_WAIT_SECONDS
+
+
+@router.post(
+    "/maintenance/tags/merge", response_model=ReportOut | JobRunOut, responses=RUN_RESPONSES
+)
+async def merge_tags(
+    body: TagMergeBody, backends: BackendsDep, response: Response
+) -> dict[str, Any]:
+    """Near-duplicate tag suggestions, and a merge: the given pair, or up to `auto_merge`
+    near-certain ones. A merge renames the tag everywhere and records it in `tags.alias_map`."""
+    params = body.model_dump(exclude={"dry_run", "wait_seconds"}, exclude_none=True)
+    run = await _start(
+        backends,
+        "tags",
+        dry_run=body.dry_run,
+        params=params,
+        namespace=None,
+        wait_seconds=body.wait_seconds,
+    )
+    return _report(run, response)
+
+
+class HealthCheck(BaseModel):
+    name: str
+    status: Literal["ok", "warn", "critical"]
+    value: float | None
+    detail: str
+    suggestion: str
+
+
+class Health(BaseModel):
+    overall: Literal["ok", "warn", "critical"]
+    checks: list[HealthCheck]
+
+
+@router.get("/maintenance/health", response_model=Health)
+async def health_checks(
+    backends: BackendsDep,
+    namespace: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+) -> Any:
+    """The eight health checks (embedding gap, tag sparsity, entity orphans, retrieval desert,
+    importance collapse, consolidation backlog, growth stall, stale access), each ok, warn or
+    critical with a suggestion; `overall` is the worst."""
+    reply: maintenance_pb2.JsonReply = await _stub(backends).Health(
+        maintenance_pb2.ListRecordsRequest(namespace=namespace or ""),
+        timeout=backends.settings.rpc_timeout_seconds,
+    )
+    return json.loads(reply.json)

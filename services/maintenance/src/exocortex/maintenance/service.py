@@ -11,6 +11,7 @@ from typing import Any
 from exocortex.core import scope
 from exocortex.core.errors import InvalidArgument, PermissionDenied
 from exocortex.maintenance.deps import Deps
+from exocortex.maintenance.health.checks import run_checks
 from exocortex.maintenance.jobs import repository
 from exocortex.maintenance.jobs.base import Scope
 from exocortex.maintenance.jobs.consolidation import repository as consolidations
@@ -103,6 +104,10 @@ class MaintenanceService:
         self, namespace: str, status: str, limit: int
     ) -> list[dict[str, Any]]:
         return await self.contradictions.list(namespace, status, _limit(limit, 50))
+
+    async def health(self, namespace: str) -> dict[str, Any]:
+        async with self.deps.pool.connection() as conn:
+            return await run_checks(conn, _namespaces(namespace))
 
     async def regression_runs(self, limit: int) -> dict[str, Any]:
         _global_only()

@@ -157,3 +157,8 @@ class MaintenanceServicer(maintenance_pb2_grpc.MaintenanceServicer):
         self, request: maintenance_pb2.ListRecordsRequest, context: grpc.aio.ServicerContext
     ) -> maintenance_pb2.JsonReply:
         return _json(await self.service.latest_regression_run())
+
+    async def Health(
+        self, request: maintenance_pb2.ListRecordsRequest, context: grpc.aio.ServicerContext
+    ) -> maintenance_pb2.JsonReply:
+        return _json(await self.service.health(request.namespace))

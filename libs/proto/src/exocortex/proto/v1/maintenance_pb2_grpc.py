@@ -92,6 +92,11 @@ class MaintenanceStub:
                 request_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
                 _registered_method=True)
+        self.Health = channel.unary_unary(
+                '/exocortex.v1.Maintenance/Health',
+                request_serializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+                _registered_method=True)
 
 
 class MaintenanceServicer:
@@ -170,6 +175,13 @@ class MaintenanceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Health(self, request, context):
+        """The eight health checks over the namespace (or every one the caller may see).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MaintenanceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -225,6 +237,11 @@ def add_MaintenanceServicer_to_server(servicer, server):
             ),
             'GetLatestRegressionRun': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLatestRegressionRun,
+                    request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
+            ),
+            'Health': grpc.unary_unary_rpc_method_handler(
+                    servicer.Health,
                     request_deserializer=exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_maintenance__pb2.JsonReply.SerializeToString,
             ),
@@ -526,6 +543,33 @@ class Maintenance:
             request,
             target,
             '/exocortex.v1.Maintenance/GetLatestRegressionRun',
+            exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
+            exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Health(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Maintenance/Health',
             exocortex_dot_v1_dot_maintenance__pb2.ListRecordsRequest.SerializeToString,
             exocortex_dot_v1_dot_maintenance__pb2.JsonReply.FromString,
             options,

@@ -53,6 +53,8 @@ class MaintenanceStub:
     """Resolve (keeping one side: the other is superseded by it) or dismiss a contradiction."""
     ListRegressionRuns: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]
     GetLatestRegressionRun: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]
+    Health: _grpc.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]
+    """The eight health checks over the namespace (or every one the caller may see)."""
 
 @_typing.type_check_only
 class MaintenanceAsyncStub(MaintenanceStub):
@@ -78,6 +80,8 @@ class MaintenanceAsyncStub(MaintenanceStub):
     """Resolve (keeping one side: the other is superseded by it) or dismiss a contradiction."""
     ListRegressionRuns: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
     GetLatestRegressionRun: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
+    Health: _aio.UnaryUnaryMultiCallable[_maintenance_pb2.ListRecordsRequest, _maintenance_pb2.JsonReply]  # type: ignore[assignment]
+    """The eight health checks over the namespace (or every one the caller may see)."""
 
 class MaintenanceServicer(metaclass=_abc_1.ABCMeta):
     """Scheduled and on-demand jobs over the whole store, and the records they keep
@@ -166,5 +170,13 @@ class MaintenanceServicer(metaclass=_abc_1.ABCMeta):
         request: _maintenance_pb2.ListRecordsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]: ...
+
+    @_abc_1.abstractmethod
+    def Health(
+        self,
+        request: _maintenance_pb2.ListRecordsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_maintenance_pb2.JsonReply, _abc.Awaitable[_maintenance_pb2.JsonReply]]:
+        """The eight health checks over the namespace (or every one the caller may see)."""
 
 def add_MaintenanceServicer_to_server(servicer: MaintenanceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -6,8 +6,12 @@ from exocortex.maintenance.jobs.archival.service import ArchivalJob
 from exocortex.maintenance.jobs.base import Job
 from exocortex.maintenance.jobs.consolidation.service import AutoConsolidationJob, ConsolidationJob
 from exocortex.maintenance.jobs.contradictions.service import ContradictionJob
+from exocortex.maintenance.jobs.graph.service import GraphJob
 from exocortex.maintenance.jobs.importance.service import ImportanceJob
 from exocortex.maintenance.jobs.regression.service import RegressionJob
+from exocortex.maintenance.jobs.repair.service import RepairJob
+from exocortex.maintenance.jobs.tags.service import TagCleanupJob
+from exocortex.maintenance.jobs.weights.service import WeightTuningJob
 
 
 def all_jobs() -> dict[str, Job]:
@@ -18,5 +22,9 @@ def all_jobs() -> dict[str, Job]:
         RegressionJob(),
         ImportanceJob(),
         ArchivalJob(),
+        TagCleanupJob(),
+        GraphJob(),
+        RepairJob(),
+        WeightTuningJob(),
     ]
     return {job.name: job for job in jobs}

@@ -22,13 +22,15 @@ def compare(
     min_overlap: float,
     max_rank_shift: float,
 ) -> Comparison:
-    """overlap@k = |top-k current ∩ top-k baseline| / k; the rank shift is the mean |Δposition|
-    over the shared ids (k when none is shared). An empty baseline and an empty result agree."""
+    """overlap@k = |top-k current ∩ top-k baseline| / n, n the longer of the two lists (at most
+    k: the seed divided by k, so a query with fewer than k results always alerted); the rank
+    shift is the mean |Δposition| over the shared ids (k when none is shared). An empty
+    baseline and an empty result agree."""
     base, cur = list(baseline[:k]), list(current[:k])
     if not base and not cur:
         return Comparison(1.0, 0.0, True, False)
     shared = set(base) & set(cur)
-    overlap = len(shared) / k
+    overlap = len(shared) / max(len(base), len(cur))
     shift = (
         sum(abs(base.index(i) - cur.index(i)) for i in shared) / len(shared) if shared else float(k)
     )

@@ -159,7 +159,8 @@ class RegressionJob:
                     namespace="default",
                     content=_alert_text(run_id, alerts),
                     content_type="summary",
-                    source="maintenance",
+                    # The write path's own label for automated writes (no "maintenance").
+                    source="api",
                     importance=0.2,
                     tags=["retrieval-regression", "alert"],
                     metadata={"run_id": run_id},

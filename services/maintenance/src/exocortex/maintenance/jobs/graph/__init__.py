@@ -1,0 +1,1 @@
+"""Graph upkeep: co-retrieval links, co_occurs densification, orphan entity pruning."""

@@ -1,0 +1,1 @@
+"""Adaptive weight tuning from usefulness signals: bounded, logged, reversible."""
