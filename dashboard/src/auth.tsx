@@ -36,6 +36,7 @@ export function AccessGate({ children }: { children: ReactNode }) {
   const [draft, setDraft] = useState("");
 
   const load = useCallback(() => {
+    const triedKey = apiKey.get() !== null;
     loadAccess()
       .then((a) => {
         setAccess(a);
@@ -44,7 +45,7 @@ export function AccessGate({ children }: { children: ReactNode }) {
       })
       .catch((e: unknown) => {
         if (e instanceof ApiError && e.status === 401) {
-          if (apiKey.get()) setError(e.message);
+          setError(triedKey ? e.message : null);
           apiKey.clear();
           setNeedKey(true);
         } else {

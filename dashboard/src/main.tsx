@@ -51,7 +51,7 @@ function App() {
             <Route path="/trash" element={<Trash />} />
             <Route path="/chat" element={<Chat />} />
             <Route path="/settings" element={<Settings />} />
-            <Route path="/health" element={<HealthPage />} />
+            <Route path="/status" element={<HealthPage />} />
             <Route path="*" element={<Page title="Not found"><p>No page here.</p></Page>} />
           </Routes>
           </Suspense>

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    expect,
+    sync_playwright,
+)
 
 from exocortex.core.runtime.ports import free_port
 from exocortex.core.runtime.stack import Stack
@@ -36,6 +43,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 DESKTOP = {"width": 1280, "height": 860}
+# A page waits on a real stack that shares two cores with everything else.
+expect.set_options(timeout=20_000)
 
 ADMIN_KEY = "dash-admin-0123456789abcdef"
 READ_ONLY_KEY = "dash-ro-0123456789abcdef"

@@ -38,7 +38,7 @@ def test_store_find_edit_archive_restore(seeded: Seeded, open_page: OpenPage) ->
     page.get_by_label("Content").fill(f"The {word} migration runs every hour")
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_text(f"The {word} migration runs every hour")).to_be_visible()
-    assert seeded.admin.get(f"/api/memories/{stored['id']}").json()["content"].endswith("hour")
+    assert _content(seeded, stored["id"]).endswith("hour")
 
     page.get_by_role("button", name="Archive").click()
     expect(page.get_by_text("This memory is archived")).to_be_visible()
@@ -57,6 +57,16 @@ def _wait_enriched(seeded: Seeded, memory_id: str) -> None:
     while seeded.admin.get(f"/api/memories/{memory_id}").json()["enrichment_status"] == "pending":
         assert time.monotonic() < deadline, "enrichment did not finish within 60 s"
         time.sleep(0.3)
+
+
+def _content(seeded: Seeded, memory_id: str) -> str:
+    """The stored content once reads have caught up with the write (at most 10 s)."""
+    deadline = time.monotonic() + 10
+    while True:
+        content = str(seeded.admin.get(f"/api/memories/{memory_id}").json()["content"])
+        if content.endswith("hour") or time.monotonic() > deadline:
+            return content
+        time.sleep(0.2)
 
 
 def test_bulk_tag_from_the_memory_list(seeded: Seeded, open_page: OpenPage) -> None:

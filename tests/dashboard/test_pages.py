@@ -38,7 +38,7 @@ def _pages(seeded: Seeded) -> list[tuple[str, str, str, str]]:
         ("trash", "/trash", "Trash", "An old heron note nobody needs"),
         ("chat", "/chat", "Chat", "No language model is configured"),
         ("settings", "/settings", "Settings", "rrf_k"),
-        ("health", "/health", "Health", "postgres"),
+        ("health", "/status", "Health", "postgres"),
     ]
 
 

@@ -14,7 +14,7 @@ export const NAV: ReadonlyArray<readonly [string, string]> = [
   ["/trash", "Trash"],
   ["/chat", "Chat"],
   ["/settings", "Settings"],
-  ["/health", "Health"],
+  ["/status", "Health"],
 ];
 
 type Theme = "dark" | "light";

@@ -1,9 +1,11 @@
-import { api, type Schemas } from "../api/client";
+import { api } from "../api/client";
+import type { paths } from "../api/schema";
 import { Page, Show, Stat } from "../components/ui";
 import { useLoad } from "../hooks";
 import { useEffect } from "react";
 
-type Health = Schemas["Health"];
+// Named by its route rather than its schema, whose component name the gateway may qualify.
+type Health = paths["/health"]["get"]["responses"][200]["content"]["application/json"];
 
 // /health answers 503 with the same body when something is down: both are a reading to show.
 async function readHealth(): Promise<Health> {
