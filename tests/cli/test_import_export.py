@@ -162,3 +162,47 @@ def test_export_json_imports_back_and_markdown_and_obsidian_are_written(
     # A second export rewrites only what changed: this note did not.
     assert exo("export", str(vault), "-f", "obsidian", "-n", namespace).exit_code == 0
     assert note_path.stat().st_mtime_ns == written_at
+
+
+def test_an_export_is_restored_exactly_and_a_second_restore_changes_nothing(
+    exo: Exo, namespace: str, tmp_path: Path
+) -> None:
+    kept = exo.json("add", "The staging database is wiped every Sunday", "-n", namespace)
+    lost = exo.json("add", "Feature flags live in the flags service", "-n", namespace)
+    backup = tmp_path / "backup.json"
+    assert exo("export", str(backup), "-n", namespace).exit_code == 0
+    exo.json("forget", lost["id"], "--yes")
+    before = exo.json("get", kept["id"])
+
+    restored = exo.json("import", str(backup))
+    assert restored["restored"]["memories"]["created"] == 1
+    assert restored["restored"]["memories"]["skipped"] >= 1
+    back = exo.json("get", lost["id"])  # the same id, text and time as before
+    assert back["content"] == lost["content"]
+    assert back["created_at"] == lost["created_at"]
+    # A memory that is there is left alone (enrichment may have moved it past the export).
+    assert exo.json("get", kept["id"])["version"] == before["version"]
+
+    again = exo.json("import", str(backup))
+    assert again["restored"]["memories"].get("created", 0) == 0
+
+
+def test_encrypted_backup_is_listed_verified_and_refused_with_a_wrong_passphrase(
+    exo: Exo, namespace: str
+) -> None:
+    exo.json("add", "Backups are encrypted with AES-256-GCM", "-n", namespace)
+    made = exo("export", "--encrypt", "--passphrase", "correct horse battery")
+    assert made.exit_code == 0, made.output
+    name = next(b["name"] for b in exo.json("backups")["backups"])
+    assert name in made.stdout
+
+    report = exo.json("verify-backup", name, "--passphrase", "correct horse battery")
+    assert report["ok"] is True
+    assert report["counts"]["memories"] >= 1
+    wrong = exo("verify-backup", name, "--passphrase", "not the passphrase")
+    assert wrong.exit_code == 1
+    preview = exo.json(
+        "backups", "--restore", name, "--dry-run", "--passphrase", "correct horse battery"
+    )
+    assert preview["dry_run"] is True
+    assert preview["sections"]["memories"]["skipped"] >= 1

@@ -92,3 +92,9 @@ def test_retrieval_regression_reads_runs(exo: Exo) -> None:
     report = exo.json("retrieval-regression", "--run", "--queries", "postgres backup|api timeout")
     assert "runs" in report
     assert report["runs"]
+
+
+def test_reembed_dry_run_reports_what_it_would_embed(exo: Exo) -> None:
+    run = exo.json("reembed", "--dry-run")
+    assert run["dry_run"] is True
+    assert "to_embed" in run

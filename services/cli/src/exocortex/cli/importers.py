@@ -50,6 +50,8 @@ class Plan:
 
     memories: list[dict[str, Any]] = field(default_factory=list)
     documents: list[Document] = field(default_factory=list)
+    # Export documents (GET /api/export) restored exactly: ids, links, entities, goals.
+    restores: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     per_file: list[tuple[str, str, int]] = field(default_factory=list)  # path, format, items
     left_out: list[str] = field(default_factory=list)  # what was not imported, and why
 
@@ -86,6 +88,18 @@ def plan(paths: list[Path], fmt: Format, *, namespace: str | None, tags: list[st
             out.documents.append(Document(str(path), text))
             out.per_file.append((str(path), "markdown", 1))
             continue
+        if kind == "json":
+            document = _export_document(path, text)
+            if document is not None and not (namespace or tags):
+                out.restores.append((str(path), document))
+                out.per_file.append((str(path), "export (restored exactly)", item_count(document)))
+                continue
+            if document is not None:
+                out.left_out.append(
+                    f"{path}: an export imported as new memories into the namespace given "
+                    "(ids, links, entities and goals are not kept; without -n/-t it is "
+                    "restored exactly)"
+                )
         items = list(_json_items(path, text, out) if kind == "json" else _chat_items(path, text))
         for item in items:
             item.setdefault("source_uri", str(path))
@@ -96,6 +110,50 @@ def plan(paths: list[Path], fmt: Format, *, namespace: str | None, tags: list[st
         out.memories.extend(items)
         out.per_file.append((str(path), kind, len(items)))
     return out
+
+
+def _export_document(path: Path, text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict) and "version" in data and isinstance(data.get("memories"), list):
+        return data
+    return None
+
+
+def item_count(document: dict[str, Any]) -> int:
+    return sum(len(v) for v in document.values() if isinstance(v, list))
+
+
+# Keys of an export document that describe it rather than hold rows.
+_HEADER = frozenset({"version", "exported_at", "namespace"})
+
+
+def restore_parts(document: dict[str, Any], max_bytes: int) -> Iterator[tuple[dict[str, Any], int]]:
+    """An export document cut into smaller export documents (with their item counts) that
+    restored in order give the whole: every section keeps its order, and a section starts only
+    once the ones before it (which it may refer to) are sent."""
+    header = {k: v for k, v in document.items() if k in _HEADER}
+    part: dict[str, Any] = {**header, "memories": []}
+    weight = items = 0
+    for section, value in document.items():
+        if section in _HEADER:
+            continue
+        rows = value if isinstance(value, list) else [value]
+        for row in rows:
+            cost = len(json.dumps(row, ensure_ascii=False, default=str).encode()) + 1
+            if items and weight + cost > max_bytes:
+                yield part, items
+                part, weight, items = {**header, "memories": []}, 0, 0
+            if isinstance(value, list):
+                part.setdefault(section, []).append(row)
+            else:
+                part[section] = row
+            weight += cost
+            items += 1
+    if items:
+        yield part, items
 
 
 def _read(path: Path) -> str:

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from exocortex.cli import pidfile
 from exocortex.cli.commands import (
+    backups,
     goals,
     insights,
     lifecycle,
@@ -63,6 +64,7 @@ insights.register(app)
 app.add_typer(goals.app, name="goals")
 app.add_typer(settings.app, name="settings")
 maintenance.register(app)
+backups.register(app)
 lifecycle.register(app)
 
 

@@ -27,7 +27,7 @@ POLL_SECONDS = 1.0
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="maintenance")
-    for command in (consolidate, contradictions, retrieval_regression):
+    for command in (consolidate, contradictions, retrieval_regression, reembed):
         root.command()(command)
 
 
@@ -281,3 +281,19 @@ def retrieval_regression(
             output.error(f"drifted: {alert['query']!r} (overlap@10 {alert['overlap_at_10']})")
     if fail_on_alert and alerts:
         raise typer.Exit(1)
+
+
+def reembed(
+    ctx: typer.Context,
+    dry_run: DryRun = False,
+    stale_model: Annotated[
+        bool, typer.Option(help="also memories embedded by another model than the running one")
+    ] = True,
+    limit: Annotated[int, typer.Option(help="at most this many memories")] = 10_000,
+    as_json: Json = False,
+) -> None:
+    """Embed memories that have no vector (and, by default, those made by another model)."""
+    body = {"dry_run": dry_run, "stale_model": stale_model, "limit": limit}
+    with client(ctx) as api:
+        result = follow(api, "/api/reembed", body, "re-embedding")
+    show_run(result, as_json)

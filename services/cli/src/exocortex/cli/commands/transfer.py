@@ -16,6 +16,7 @@ import typer
 
 from exocortex.cli import exporters, importers, output
 from exocortex.cli.client import ApiError, Client
+from exocortex.cli.commands import backups
 from exocortex.cli.context import client, csv
 
 # The gateway takes at most 1,000 memories and 5 MB per request; stay below both.
@@ -71,16 +72,18 @@ def import_(
     if dry_run:
         _show_plan(plan, as_json)
         return
-    if not plan.memories and not plan.documents:
+    if not plan.memories and not plan.documents and not plan.restores:
         output.error("nothing to import", "check the paths and --format (try --dry-run)")
         raise typer.Exit(1)
     started = time.monotonic()
     with client(ctx) as api:
+        restored = _send_restores(api, plan.restores)
         counts, errors = _send_memories(api, plan.memories, batch_size)
         documents = _send_documents(api, plan.documents, namespace, csv(tags))
     summary = {
         "memories": dict(counts),
         "documents": documents,
+        "restored": restored,
         "errors": errors[:20],
         "seconds": round(time.monotonic() - started, 2),
     }
@@ -132,6 +135,28 @@ def _send_memories(
             offset += len(batch)
             bar.advance(task, len(batch))
     return counts, errors
+
+
+def _send_restores(
+    api: Client, restores: list[tuple[str, dict[str, Any]]]
+) -> dict[str, dict[str, int]]:
+    """Export documents restored exactly by the server, part by part (a part that is already
+    there is skipped, so running the import again changes nothing)."""
+    totals: dict[str, dict[str, int]] = {}
+    if not restores:
+        return totals
+    total = sum(importers.item_count(document) for _, document in restores)
+    with output.progress("items") as bar:
+        task = bar.add_task("restoring", total=total)
+        for _, document in restores:
+            for part, items in importers.restore_parts(document, MAX_REQUEST_BYTES):
+                report = _post_batch(api, "/api/memories/import", part)
+                for section, outcome in report["sections"].items():
+                    into = totals.setdefault(section, {})
+                    for key, value in outcome.items():
+                        into[key] = into.get(key, 0) + value
+                bar.advance(task, items)
+    return totals
 
 
 def _send_documents(
@@ -187,7 +212,16 @@ def _show_summary(summary: dict[str, Any], failed: int) -> None:
             ("sections stored", docs["stored"]),
             ("sections unchanged", docs["unchanged"]),
         ]
-    output.table(["", "count"], [(k, v) for k, v in rows if v or k == "failed"])
+    if summary["restored"]:
+        output.table(
+            ["restored section", "created", "skipped", "conflict"],
+            (
+                (name, c.get("created", 0), c.get("skipped", 0), c.get("conflict", 0))
+                for name, c in summary["restored"].items()
+            ),
+        )
+    if summary["memories"] or not summary["restored"]:
+        output.table(["", "count"], [(k, v) for k, v in rows if v or k == "failed"])
     output.stdout.print(f"done in {summary['seconds']:.1f}s")
     for line in summary["errors"][:10]:
         output.error(line)
@@ -205,9 +239,33 @@ def export(
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="only this one")
     ] = None,
+    encrypt: Annotated[
+        bool,
+        typer.Option(
+            "--encrypt",
+            help="write an encrypted backup of everything in the server's data folder instead",
+        ),
+    ] = False,
+    passphrase: Annotated[
+        str | None,
+        typer.Option(envvar="EXO_BACKUP_PASSPHRASE", help="with --encrypt (default: the server's)"),
+    ] = None,
 ) -> None:
     """Export everything (or one namespace): a JSON backup, one Markdown file, or an Obsidian
-    vault (only changed notes are rewritten)."""
+    vault (only changed notes are rewritten); --encrypt: an encrypted backup on the server."""
+    if encrypt:
+        if path or namespace:
+            raise typer.BadParameter(
+                "an encrypted backup holds every namespace and stays on the server; "
+                "drop PATH and --namespace (`exo backups` lists them)",
+                param_hint="--encrypt",
+            )
+        with client(ctx) as api:
+            made = backups.create_encrypted(api, passphrase)
+        counts = ", ".join(f"{v} {k}" for k, v in made["counts"].items() if v)
+        output.stdout.print(f"encrypted backup [bold]{made['name']}[/bold] ({counts})")
+        output.note("check it with `exo verify-backup NAME`; `exo backups` lists them")
+        return
     if fmt not in ("json", "markdown", "obsidian"):
         raise typer.BadParameter("use json, markdown or obsidian", param_hint="--format")
     if fmt == "obsidian" and not path:

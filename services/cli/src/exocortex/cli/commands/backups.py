@@ -1,0 +1,124 @@
+"""Encrypted backups kept by the server in its data folder: list, create (``exo export
+--encrypt``), verify and restore."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from exocortex.cli import output
+from exocortex.cli.client import Client
+from exocortex.cli.context import client
+
+Json = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+Passphrase = Annotated[
+    str | None,
+    typer.Option(
+        envvar="EXO_BACKUP_PASSPHRASE",
+        help="at least 8 characters; default: the one the server is configured with",
+    ),
+]
+# Encrypting or decrypting a whole store takes a while on a large one.
+BACKUP_TIMEOUT_SECONDS = 3600.0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(backups)
+    app.command("verify-backup")(verify_backup)
+
+
+def _secret(passphrase: str | None) -> dict[str, Any] | None:
+    return {"passphrase": passphrase} if passphrase else None
+
+
+def create_encrypted(api: Client, passphrase: str | None) -> dict[str, Any]:
+    """``exo export --encrypt``: the server writes the backup, encrypted, in its data folder."""
+    with output.stderr.status("writing an encrypted backup on the server…"):
+        made: dict[str, Any] = api.post(
+            "/api/backups", _secret(passphrase), timeout=BACKUP_TIMEOUT_SECONDS
+        )
+    return made
+
+
+def backups(
+    ctx: typer.Context,
+    restore: Annotated[
+        str | None, typer.Option(help="restore this backup (exactly: ids, links, settings)")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option(help="with --restore: report, change nothing")] = False,
+    passphrase: Passphrase = None,
+    as_json: Json = False,
+) -> None:
+    """The encrypted backups on the server, newest first; --restore NAME brings one back."""
+    with client(ctx) as api:
+        if restore:
+            body = {**(_secret(passphrase) or {}), "dry_run": dry_run}
+            with output.stderr.status(f"restoring {restore}…"):
+                report = api.post(
+                    f"/api/backups/{restore}/restore", body, timeout=BACKUP_TIMEOUT_SECONDS
+                )
+            show_restore(report, as_json)
+            return
+        listed = api.get("/api/backups")
+    if as_json:
+        output.emit_json(listed)
+        return
+    output.table(
+        ["created", "size", "kind", "name"],
+        (
+            (
+                b["created_at"][:19],
+                f"{b['size_bytes'] / 1_000_000:.1f} MB",
+                "scheduled" if b["scheduled"] else "on request",
+                b["name"],
+            )
+            for b in listed["backups"]
+        ),
+    )
+
+
+def show_restore(report: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        output.emit_json(report)
+        return
+    output.table(
+        ["section", "created", "skipped", "updated", "conflict"],
+        (
+            (name, s["created"], s["skipped"], s["updated"], s["conflict"])
+            for name, s in report["sections"].items()
+        ),
+        title="dry run: nothing changed" if report["dry_run"] else None,
+    )
+    for item in report.get("items", [])[:10]:
+        output.note(f"{item['section']} {item['key']}: {item['outcome']} ({item['reason']})")
+
+
+def verify_backup(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="a backup's name (`exo backups` lists them)")],
+    passphrase: Passphrase = None,
+    as_json: Json = False,
+) -> None:
+    """Decrypt a backup on the server and check every chunk, count and checksum (exit 1 when
+    it does not hold up)."""
+    with client(ctx) as api, output.stderr.status(f"verifying {name}…"):
+        report = api.post(
+            f"/api/backups/{name}/verify", _secret(passphrase), timeout=BACKUP_TIMEOUT_SECONDS
+        )
+    if as_json:
+        output.emit_json(report)
+    else:
+        output.fields(
+            [
+                ("backup", report["name"]),
+                ("verdict", "ok" if report["ok"] else "DAMAGED"),
+                ("exported", report.get("exported_at")),
+                ("format", report["format_version"]),
+                ("counts", [f"{k} {v}" for k, v in report["counts"].items()]),
+            ]
+        )
+        for problem in report["problems"]:
+            output.error(problem)
+    if not report["ok"]:
+        raise typer.Exit(1)
