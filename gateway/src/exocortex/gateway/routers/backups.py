@@ -5,7 +5,7 @@ that may use every namespace."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, status
 from google.protobuf.json_format import MessageToDict
@@ -88,6 +88,15 @@ class RestoreReport(BaseModel):
     items: list[ItemOutcome] = Field(description="Items not created (at most 100).")
 
 
+class ExportDocument(BaseModel):
+    """An export as GET /api/export writes it, accepted by POST /api/memories/import: every
+    row with its id, version and timestamps (the sections are read as the export wrote them)."""
+
+    model_config = ConfigDict(extra="allow")
+    version: Literal[2]
+    memories: list[dict[str, Any]]
+
+
 class ObsidianRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     full: bool = Field(
@@ -155,20 +164,7 @@ async def verify_backup(
     }
 
 
-@router.post("/api/backups/{name}/restore", response_model=RestoreReport)
-async def restore_backup(
-    backends: BackendsDep, name: BackupName, body: RestoreRequest | None = None
-) -> Any:
-    """Restores the backup exactly (ids, versions, timestamps, tags, usage counts, links,
-    entities, goals, contradictions, consolidations, settings but masked secrets), after
-    verifying the whole file. One transaction per batch of 500; a row already present is
-    skipped (a different version of it is a conflict, left as it is), so a second restore
-    changes nothing. Memories are embedded again by the current model."""
-    body = body or RestoreRequest()
-    request = backup_pb2.RestoreBackupRequest(
-        name=name, passphrase=body.passphrase or "", dry_run=body.dry_run
-    )
-    reply = await _stub(backends).RestoreBackup(request, timeout=BACKUP_TIMEOUT_SECONDS)
+def _restore_body(reply: backup_pb2.RestoreReport) -> dict[str, Any]:
     return {
         "dry_run": reply.dry_run,
         "sections": {
@@ -185,6 +181,30 @@ async def restore_backup(
             for i in reply.items
         ],
     }
+
+
+async def restore_export(backends: Backends, body: ExportDocument, *, dry_run: bool) -> Any:
+    """POST /api/memories/import with an export document: restored exactly, as a backup is."""
+    request = backup_pb2.RestoreExportRequest(document_json=body.model_dump_json(), dry_run=dry_run)
+    reply = await _stub(backends).RestoreExport(request, timeout=BACKUP_TIMEOUT_SECONDS)
+    return _restore_body(reply)
+
+
+@router.post("/api/backups/{name}/restore", response_model=RestoreReport)
+async def restore_backup(
+    backends: BackendsDep, name: BackupName, body: RestoreRequest | None = None
+) -> Any:
+    """Restores the backup exactly (ids, versions, timestamps, tags, usage counts, links,
+    entities, goals, contradictions, consolidations, settings but masked secrets), after
+    verifying the whole file. One transaction per batch of 500; a row already present is
+    skipped (a different version of it is a conflict, left as it is), so a second restore
+    changes nothing. Memories are embedded again by the current model."""
+    body = body or RestoreRequest()
+    request = backup_pb2.RestoreBackupRequest(
+        name=name, passphrase=body.passphrase or "", dry_run=body.dry_run
+    )
+    reply = await _stub(backends).RestoreBackup(request, timeout=BACKUP_TIMEOUT_SECONDS)
+    return _restore_body(reply)
 
 
 @router.post("/api/export/obsidian", response_model=ObsidianReport)

@@ -7,10 +7,10 @@ import asyncio
 import json
 from datetime import UTC
 from pathlib import PurePath
-from typing import Any
+from typing import Annotated, Any
 
 import grpc
-from fastapi import APIRouter, HTTPException, Path, status
+from fastapi import APIRouter, HTTPException, Path, Query, status
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from exocortex.api.limits import ID_MAX
@@ -41,6 +41,7 @@ from exocortex.core.errors import InvalidArgument
 from exocortex.core.logging import get_logger
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
+from exocortex.gateway.routers import backups
 from exocortex.proto.v1 import common_pb2, ingest_pb2, retrieval_pb2
 
 log = get_logger(__name__)
@@ -136,10 +137,17 @@ async def create_memory(body: MemoryCreate, backends: BackendsDep) -> dict[str, 
     return _stored(stored, await _await_indexed(backends, stored.memory))
 
 
-@router.post("/import", response_model=ImportResponse)
-async def import_memories(body: ImportRequest, backends: BackendsDep) -> dict[str, Any]:
+@router.post("/import", response_model=ImportResponse | backups.RestoreReport)
+async def import_memories(
+    body: ImportRequest | backups.ExportDocument,
+    backends: BackendsDep,
+    dry_run: Annotated[bool, Query(description="Export documents only: change nothing.")] = False,
+) -> Any:
     """Many memories in one call (embedded in batches). Per-item results; a bad item fails
-    alone. Duplicates count as imported (`dedup_action: skipped`)."""
+    alone. Duplicates count as imported (`dedup_action: skipped`). An export document (GET
+    /api/export) is restored exactly instead (see docs/backup.md)."""
+    if isinstance(body, backups.ExportDocument):
+        return await backups.restore_export(backends, body, dry_run=dry_run)
     limit = backends.settings.max_import_batch
     if len(body.memories) > limit:
         raise InvalidArgument(

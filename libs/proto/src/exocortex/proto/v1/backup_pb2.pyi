@@ -302,6 +302,29 @@ class RestoreBackupRequest(_message.Message):
 Global___RestoreBackupRequest: _TypeAlias = RestoreBackupRequest  # noqa: Y015
 
 @_typing.final
+class RestoreExportRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DOCUMENT_JSON_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    document_json: _builtins.str
+    """The export document as JSON ({"version": 2, "memories": [...], ..., "settings": {...}})."""
+    dry_run: _builtins.bool
+    def __init__(
+        self,
+        *,
+        document_json: _builtins.str = ...,
+        dry_run: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["document_json", b"document_json", "dry_run", b"dry_run"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreExportRequest: _TypeAlias = RestoreExportRequest  # noqa: Y015
+
+@_typing.final
 class SectionOutcome(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -57,6 +57,11 @@ class BackupStub:
                 request_serializer=exocortex_dot_v1_dot_backup__pb2.RestoreBackupRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_backup__pb2.RestoreReport.FromString,
                 _registered_method=True)
+        self.RestoreExport = channel.unary_unary(
+                '/exocortex.v1.Backup/RestoreExport',
+                request_serializer=exocortex_dot_v1_dot_backup__pb2.RestoreExportRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_backup__pb2.RestoreReport.FromString,
+                _registered_method=True)
         self.ExportObsidian = channel.unary_unary(
                 '/exocortex.v1.Backup/ExportObsidian',
                 request_serializer=exocortex_dot_v1_dot_backup__pb2.ExportObsidianRequest.SerializeToString,
@@ -96,6 +101,13 @@ class BackupServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RestoreExport(self, request, context):
+        """Restores an export document (GET /api/export) the same way, from the request itself.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExportObsidian(self, request, context):
         """Writes (or brings up to date) the Obsidian vault in <data_dir>/obsidian.
         """
@@ -124,6 +136,11 @@ def add_BackupServicer_to_server(servicer, server):
             'RestoreBackup': grpc.unary_unary_rpc_method_handler(
                     servicer.RestoreBackup,
                     request_deserializer=exocortex_dot_v1_dot_backup__pb2.RestoreBackupRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_backup__pb2.RestoreReport.SerializeToString,
+            ),
+            'RestoreExport': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestoreExport,
+                    request_deserializer=exocortex_dot_v1_dot_backup__pb2.RestoreExportRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_backup__pb2.RestoreReport.SerializeToString,
             ),
             'ExportObsidian': grpc.unary_unary_rpc_method_handler(
@@ -241,6 +258,33 @@ class Backup:
             target,
             '/exocortex.v1.Backup/RestoreBackup',
             exocortex_dot_v1_dot_backup__pb2.RestoreBackupRequest.SerializeToString,
+            exocortex_dot_v1_dot_backup__pb2.RestoreReport.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreExport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Backup/RestoreExport',
+            exocortex_dot_v1_dot_backup__pb2.RestoreExportRequest.SerializeToString,
             exocortex_dot_v1_dot_backup__pb2.RestoreReport.FromString,
             options,
             channel_credentials,

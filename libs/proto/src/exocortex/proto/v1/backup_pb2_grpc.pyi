@@ -43,6 +43,8 @@ class BackupStub:
     """Decrypts the whole file, checks every chunk's tag, each section's count and checksum."""
     RestoreBackup: _grpc.UnaryUnaryMultiCallable[_backup_pb2.RestoreBackupRequest, _backup_pb2.RestoreReport]
     """Restores a backup exactly (ids, versions, timestamps), after verifying it; idempotent."""
+    RestoreExport: _grpc.UnaryUnaryMultiCallable[_backup_pb2.RestoreExportRequest, _backup_pb2.RestoreReport]
+    """Restores an export document (GET /api/export) the same way, from the request itself."""
     ExportObsidian: _grpc.UnaryUnaryMultiCallable[_backup_pb2.ExportObsidianRequest, _backup_pb2.ExportObsidianReport]
     """Writes (or brings up to date) the Obsidian vault in <data_dir>/obsidian."""
 
@@ -60,6 +62,8 @@ class BackupAsyncStub(BackupStub):
     """Decrypts the whole file, checks every chunk's tag, each section's count and checksum."""
     RestoreBackup: _aio.UnaryUnaryMultiCallable[_backup_pb2.RestoreBackupRequest, _backup_pb2.RestoreReport]  # type: ignore[assignment]
     """Restores a backup exactly (ids, versions, timestamps), after verifying it; idempotent."""
+    RestoreExport: _aio.UnaryUnaryMultiCallable[_backup_pb2.RestoreExportRequest, _backup_pb2.RestoreReport]  # type: ignore[assignment]
+    """Restores an export document (GET /api/export) the same way, from the request itself."""
     ExportObsidian: _aio.UnaryUnaryMultiCallable[_backup_pb2.ExportObsidianRequest, _backup_pb2.ExportObsidianReport]  # type: ignore[assignment]
     """Writes (or brings up to date) the Obsidian vault in <data_dir>/obsidian."""
 
@@ -98,6 +102,14 @@ class BackupServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_backup_pb2.RestoreReport, _abc.Awaitable[_backup_pb2.RestoreReport]]:
         """Restores a backup exactly (ids, versions, timestamps), after verifying it; idempotent."""
+
+    @_abc_1.abstractmethod
+    def RestoreExport(
+        self,
+        request: _backup_pb2.RestoreExportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_backup_pb2.RestoreReport, _abc.Awaitable[_backup_pb2.RestoreReport]]:
+        """Restores an export document (GET /api/export) the same way, from the request itself."""
 
     @_abc_1.abstractmethod
     def ExportObsidian(

@@ -3,13 +3,14 @@ in export order, one transaction per batch. Idempotent: a row already there is s
 reported as a conflict when it differs), so restoring the same backup twice changes nothing.
 A dry run does the same work inside transactions that are rolled back, and embeds nothing.
 
-Embeddings are not in backups; a restored memory that had one is embedded again by the
-embedding service (one call per batch) before its stored event is written, so the indexes pick
-it up as after any store.
+A memory that had an embedding gets the one the export carries when the current model made it
+(same fingerprint), else it is embedded again by the embedding service (one call per batch),
+before its stored event is written, so the indexes pick it up as after any store.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -101,6 +102,26 @@ class Restorer:
         self._pool = pool
         self._embedding = embedding
 
+    async def _vectors(self, rows: list[dict[str, Any]]) -> tuple[list[str], list[bytes], str]:
+        """Each row's embedding: the one carried by the export (base64, float32) when it was
+        made by the model running now (same fingerprint), else computed again."""
+        if not self._embedding.fingerprint:
+            await self._embedding.model_info()
+        current = self._embedding.fingerprint
+        reused = {
+            m["id"]: base64.b64decode(m["embedding"])
+            for m in rows
+            if m.get("embedding") and m.get("embedding_model") == current
+        }
+        todo = [m for m in rows if m["id"] not in reused]
+        if todo:
+            fresh = await self._embedding.embed(
+                [m["content"] for m in todo], deadline_seconds=300.0
+            )
+            reused.update((m["id"], to_bytes(v)) for m, v in zip(todo, fresh, strict=True))
+        ids = [m["id"] for m in rows]
+        return ids, [reused[i] for i in ids], self._embedding.fingerprint or current
+
     async def restore(
         self, items: Iterable[tuple[str, dict[str, Any]]], *, dry_run: bool
     ) -> RestoreReport:
@@ -183,14 +204,6 @@ class Restorer:
             return
         embedded = [m for m in rows if m.get("embedding_model")]
         if embedded:
-            vectors = await self._embedding.embed(
-                [m["content"] for m in embedded], deadline_seconds=300.0
-            )
-            await sql.set_embeddings(
-                conn,
-                [m["id"] for m in embedded],
-                [to_bytes(v) for v in vectors],
-                self._embedding.fingerprint or embedded[0]["embedding_model"],
-                len(vectors[0]),
-            )
+            ids, vectors, model = await self._vectors(embedded)
+            await sql.set_embeddings(conn, ids, vectors, model, len(vectors[0]) // 4)
         await sql.announce(conn, sorted(created), stored_event)

@@ -68,9 +68,9 @@ ON CONFLICT DO NOTHING
 """
 
 SET_EMBEDDING = """
-UPDATE memories m SET embedding = v.embedding, embedding_model = v.model, embedding_dim = v.dim
-  FROM unnest(%(ids)s::text[], %(vectors)s::bytea[]) AS v(id, embedding),
-       (SELECT %(model)s::text AS model, %(dim)s::int AS dim) AS params
+UPDATE memories m
+   SET embedding = v.embedding, embedding_model = %(model)s, embedding_dim = %(dim)s
+  FROM unnest(%(ids)s::text[], %(vectors)s::bytea[]) AS v(id, embedding)
  WHERE m.id = v.id
 """
 
@@ -196,13 +196,14 @@ ON CONFLICT DO NOTHING
 RETURNING id AS key
 """,
     "consolidations": """
-INSERT INTO consolidations (id, summary_id, source_ids, strategy, memories_merged, created_at)
-SELECT r.id,
+INSERT INTO consolidations (id, namespace, summary_id, source_ids, strategy, memories_merged,
+                            created_at)
+SELECT r.id, r.namespace,
        CASE WHEN EXISTS (SELECT 1 FROM memories m WHERE m.id = r.summary_id)
             THEN r.summary_id END,
        r.source_ids, r.strategy, r.memories_merged, r.created_at
-  FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, summary_id text, source_ids text[],
-       strategy text, memories_merged int, created_at timestamptz)
+  FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, namespace text, summary_id text,
+       source_ids text[], strategy text, memories_merged int, created_at timestamptz)
 ON CONFLICT DO NOTHING
 RETURNING id AS key
 """,

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from exocortex.core import scope
 from exocortex.core.errors import InvalidArgument, PermissionDenied
@@ -122,6 +124,10 @@ class BackupService:
                 items_of(itertools.chain([first], chunks)), dry_run=dry_run
             )
 
+    async def restore_document(self, document_json: str, *, dry_run: bool) -> RestoreReport:
+        """An export document (as GET /api/export writes it) restored like a backup."""
+        return await self._restorer.restore(export_items(document_json), dry_run=dry_run)
+
     async def scheduled(self) -> BackupEntry | None:
         """The scheduled backup and the retention after it; off without a passphrase."""
         if self._settings.passphrase is None:
@@ -136,6 +142,29 @@ class BackupService:
 
     async def obsidian(self, *, full: bool) -> ObsidianReport:
         return await self._obsidian.export(full=full)
+
+
+def export_items(document_json: str) -> list[tuple[str, dict[str, Any]]]:
+    """(section, item) pairs of an export document, in its own section order."""
+    try:
+        doc = json.loads(document_json)
+    except ValueError as err:
+        raise InvalidArgument("the export document is not JSON", field="body") from err
+    if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
+        raise InvalidArgument("not an export document (no memories list)", field="memories")
+    version = doc.get("version")
+    if version != document.DOCUMENT_VERSION:
+        raise InvalidArgument(
+            f"export version {version!r} is not supported (expected {document.DOCUMENT_VERSION})",
+            field="version",
+        )
+    items: list[tuple[str, dict[str, Any]]] = []
+    for section, value in doc.items():
+        if section == "settings" and isinstance(value, dict):
+            items.append((section, value))
+        elif isinstance(value, list):
+            items.extend((section, item) for item in value if isinstance(item, dict))
+    return items
 
 
 def verify_file(path: Path, passphrase: str) -> VerifyReport:

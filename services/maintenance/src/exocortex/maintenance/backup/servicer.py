@@ -10,6 +10,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from exocortex.core.errors import Unavailable
 from exocortex.maintenance.backup.files import BackupEntry
+from exocortex.maintenance.backup.restore import RestoreReport
 from exocortex.maintenance.backup.service import BackupService, require_every_namespace
 from exocortex.proto.v1 import backup_pb2, backup_pb2_grpc
 
@@ -31,6 +32,22 @@ def _file(entry: BackupEntry) -> backup_pb2.BackupFile:
         created_at=_stamp(entry.created_at),
         scheduled=entry.scheduled,
         counts=entry.counts,
+    )
+
+
+def _restore_report(report: RestoreReport) -> backup_pb2.RestoreReport:
+    return backup_pb2.RestoreReport(
+        dry_run=report.dry_run,
+        sections={
+            name: backup_pb2.SectionOutcome(
+                created=r.created, skipped=r.skipped, conflict=r.conflict, updated=r.updated
+            )
+            for name, r in report.sections.items()
+        },
+        items=[
+            backup_pb2.ItemOutcome(section=i.section, key=i.key, outcome=i.outcome, reason=i.reason)
+            for i in report.items
+        ],
     )
 
 
@@ -79,21 +96,15 @@ class BackupServicer(backup_pb2_grpc.BackupServicer):
         report = await self._service.restore(
             request.name, request.passphrase, dry_run=request.dry_run
         )
-        return backup_pb2.RestoreReport(
-            dry_run=report.dry_run,
-            sections={
-                name: backup_pb2.SectionOutcome(
-                    created=r.created, skipped=r.skipped, conflict=r.conflict, updated=r.updated
-                )
-                for name, r in report.sections.items()
-            },
-            items=[
-                backup_pb2.ItemOutcome(
-                    section=i.section, key=i.key, outcome=i.outcome, reason=i.reason
-                )
-                for i in report.items
-            ],
+        return _restore_report(report)
+
+    async def RestoreExport(
+        self, request: backup_pb2.RestoreExportRequest, context: Context
+    ) -> backup_pb2.RestoreReport:
+        report = await self._service.restore_document(
+            request.document_json, dry_run=request.dry_run
         )
+        return _restore_report(report)
 
     async def ExportObsidian(
         self, request: backup_pb2.ExportObsidianRequest, context: Context
