@@ -135,3 +135,18 @@ def test_shell_completion_completes_command_names() -> None:
     assert "search" in completed.stdout
     assert "settings" in completed.stdout
     assert time.monotonic() - started < 60
+
+
+def test_up_refuses_a_second_stack_on_the_same_data_folder() -> None:
+    data = pidfile.data_dir()
+    data.mkdir(parents=True)
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        pidfile.write(pidfile.Running(process.pid, "http://127.0.0.1:1", "", "", "now"), data)
+        refused = CliRunner().invoke(app, ["up", "--detach"])
+        assert refused.exit_code == 1
+        assert "already runs" in refused.stderr
+        assert f"pid {process.pid}" in refused.stderr
+    finally:
+        process.kill()
+        process.wait()

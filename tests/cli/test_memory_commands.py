@@ -91,3 +91,14 @@ def test_usage_errors_exit_2(exo: Exo) -> None:
     assert exo("update", "01ABC").exit_code == 2  # nothing to change
     assert exo("search").exit_code == 2  # no query
     assert exo("add", "x", "--metadata", "[1]").exit_code == 2
+
+
+def test_output_to_a_pipe_has_no_colour_codes(exo: Exo, namespace: str) -> None:
+    exo.json("add", "Colour codes stay out of pipes", "-n", namespace)
+    listed = exo("recent", "-n", namespace)
+    assert listed.exit_code == 0
+    assert "Colour codes stay out of pipes" in listed.stdout
+    assert "\x1b[" not in listed.output
+    failed = exo("get", "01NOSUCHMEMORY000000000000")
+    assert failed.exit_code == 1
+    assert "\x1b[" not in failed.stderr

@@ -58,11 +58,11 @@ def root(
 
 
 memories.register(app)
-app.command()(search)
+app.command(rich_help_panel="Memories")(search)
 transfer.register(app)
 insights.register(app)
-app.add_typer(goals.app, name="goals")
-app.add_typer(settings.app, name="settings")
+app.add_typer(goals.app, name="goals", rich_help_panel="Goals and settings")
+app.add_typer(settings.app, name="settings", rich_help_panel="Goals and settings")
 maintenance.register(app)
 backups.register(app)
 lifecycle.register(app)
@@ -72,7 +72,7 @@ def _data_dir() -> Path:
     return pidfile.data_dir()
 
 
-@app.command()
+@app.command(rich_help_panel="The stack on this computer")
 def up(
     port: Annotated[int, typer.Option(envvar="EXO_GATEWAY_PORT", help="REST API port")] = 3210,
     host: Annotated[
@@ -208,7 +208,7 @@ def _start_detached(data_dir: Path, args: list[str], timeout: float) -> None:
     raise typer.Exit(1)
 
 
-@app.command()
+@app.command(rich_help_panel="The stack on this computer")
 def mcp(
     transport: Annotated[
         str, typer.Option(help="stdio (for a local agent) or http (streamable HTTP at /mcp)")

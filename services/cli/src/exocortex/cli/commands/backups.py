@@ -19,13 +19,14 @@ Passphrase = Annotated[
         help="at least 8 characters; default: the one the server is configured with",
     ),
 ]
+PANEL = "Import, export and backups"
 # Encrypting or decrypting a whole store takes a while on a large one.
 BACKUP_TIMEOUT_SECONDS = 3600.0
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(backups)
-    app.command("verify-backup")(verify_backup)
+    app.command(rich_help_panel=PANEL)(backups)
+    app.command("verify-backup", rich_help_panel=PANEL)(verify_backup)
 
 
 def _secret(passphrase: str | None) -> dict[str, Any] | None:
@@ -100,8 +101,9 @@ def verify_backup(
     passphrase: Passphrase = None,
     as_json: Json = False,
 ) -> None:
-    """Decrypt a backup on the server and check every chunk, count and checksum (exit 1 when
-    it does not hold up)."""
+    """Decrypt a backup on the server and check every chunk, count and checksum.
+
+    Exits 1 when it does not hold up."""
     with client(ctx) as api, output.stderr.status(f"verifying {name}…"):
         report = api.post(
             f"/api/backups/{name}/verify", _secret(passphrase), timeout=BACKUP_TIMEOUT_SECONDS

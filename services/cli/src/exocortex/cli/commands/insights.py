@@ -15,7 +15,7 @@ Namespace = Annotated[str | None, typer.Option("--namespace", "-n")]
 
 def register(app: typer.Typer) -> None:
     for command in (stats, entities, graph):
-        app.command()(command)
+        app.command(rich_help_panel="Views")(command)
 
 
 def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:

@@ -34,7 +34,7 @@ MIN_FREE_BYTES = 1_000_000_000
 
 def register(app: typer.Typer) -> None:
     for command in (status, down, doctor, version):
-        app.command()(command)
+        app.command(rich_help_panel="The stack on this computer")(command)
 
 
 def _client(ctx: typer.Context, running: pidfile.Running | None) -> Client:

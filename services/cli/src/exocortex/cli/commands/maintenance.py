@@ -26,9 +26,9 @@ POLL_SECONDS = 1.0
 
 
 def register(root: typer.Typer) -> None:
-    root.add_typer(app, name="maintenance")
+    root.add_typer(app, name="maintenance", rich_help_panel="Maintenance")
     for command in (consolidate, contradictions, retrieval_regression, reembed):
-        root.command()(command)
+        root.command(rich_help_panel="Maintenance")(command)
 
 
 @app.command("list")
@@ -160,8 +160,9 @@ def consolidate(
     history: Annotated[bool, typer.Option(help="list past consolidations instead")] = False,
     as_json: Json = False,
 ) -> None:
-    """Find clusters of similar memories and (with --apply) summarise each into one; the sources
-    are archived, superseded by the summary, never deleted."""
+    """Find clusters of similar memories; --apply summarises each into one memory.
+
+    The sources are archived, superseded by the summary, never deleted."""
     with client(ctx) as api:
         if history:
             past = api.get("/api/consolidations", namespace=namespace)

@@ -17,7 +17,7 @@ Namespace = Annotated[str | None, typer.Option("--namespace", "-n", help="namesp
 
 def register(app: typer.Typer) -> None:
     for command in (add, get, update, archive, restore, forget, recent):
-        app.command()(command)
+        app.command(rich_help_panel="Memories")(command)
 
 
 def _memory_fields(memory: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -22,6 +22,7 @@ from exocortex.cli.context import client, csv
 # The gateway takes at most 1,000 memories and 5 MB per request; stay below both.
 MAX_BATCH = 1_000
 DEFAULT_BATCH = 100
+PANEL = "Import, export and backups"
 # A batch is embedded and made searchable before the reply: on a busy CPU that takes minutes.
 BATCH_TIMEOUT_SECONDS = 900.0
 RETRIES = 4
@@ -31,8 +32,8 @@ MAX_DOCUMENTS = 200
 
 
 def register(app: typer.Typer) -> None:
-    app.command("import")(import_)
-    app.command("export")(export)
+    app.command("import", rich_help_panel=PANEL)(import_)
+    app.command("export", rich_help_panel=PANEL)(export)
 
 
 def import_(
@@ -55,9 +56,12 @@ def import_(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
-    """Import memories from your files: a JSON backup or list, Markdown files and folders (split
-    at `##` headers; importing a file again replaces its sections), chat exports (Claude Code
-    `.jsonl` transcripts, ChatGPT `conversations.json`, plain text with `--format chat`)."""
+    """Import memories from your files (JSON, Markdown, chat transcripts).
+
+    A JSON export is restored exactly; a JSON list gives one memory per item; Markdown files and
+    folders are split at `##` headers (importing a file again replaces its sections); chat
+    exports (Claude Code `.jsonl` transcripts, ChatGPT `conversations.json`, plain text with
+    `--format chat`) give one memory per exchange."""
     if fmt not in importers.FORMATS:
         raise typer.BadParameter(
             f"use one of {', '.join(importers.FORMATS)}", param_hint="--format"
@@ -251,8 +255,11 @@ def export(
         typer.Option(envvar="EXO_BACKUP_PASSPHRASE", help="with --encrypt (default: the server's)"),
     ] = None,
 ) -> None:
-    """Export everything (or one namespace): a JSON backup, one Markdown file, or an Obsidian
-    vault (only changed notes are rewritten); --encrypt: an encrypted backup on the server."""
+    """Export your memories: JSON, Markdown, an Obsidian vault, or an encrypted backup.
+
+    JSON (the default) is a full backup that `exo import` restores exactly; Markdown is one
+    file with a section per memory; an Obsidian vault gets a note per memory, entity and goal
+    (only changed notes are rewritten); --encrypt writes an encrypted backup on the server."""
     if encrypt:
         if path or namespace:
             raise typer.BadParameter(
