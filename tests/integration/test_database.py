@@ -155,7 +155,7 @@ def test_access_counts_move_to_memory_usage_and_back(database_url: str) -> None:
 
 
 def test_the_live_memory_count_can_use_its_partial_index(database_url: str) -> None:
-    from exocortex.retrieval.app import LIVE_MEMORIES_SQL
+    from exocortex.retrieval.projection.repository import LIVE_MEMORIES_SQL
 
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute("SET enable_seqscan = off")

@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from exocortex.retrieval import graph
+from exocortex.retrieval.search import repository
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -45,7 +45,7 @@ async def test_links_in_either_direction_entities_and_query_names(database_url: 
             "('s2', 'e1'), ('c4', 'e1'), ('c5', 'e2'), ('c6', 'e3')"
         )
         candidates = ["s1", "s2", "c1", "c2", "c3", "c4", "c5", "c6"]
-        got = await graph.proximity(
+        got = await repository.proximity(
             conn, "ns", candidates, ["s1", "s2"], "why did the payment queue move"
         )
         assert got == {
@@ -82,7 +82,7 @@ async def test_proximity_matches_the_rule_on_random_graphs(database_url: str) ->
                     if candidate in candidates and other in seeds and candidate != other:
                         score = 0.3 + 0.5 * strength
                         expected[candidate] = max(expected.get(candidate, 0.0), score)
-            got = await graph.proximity(conn, "ns", candidates, seeds, "nothing named")
+            got = await repository.proximity(conn, "ns", candidates, seeds, "nothing named")
             assert got.keys() == expected.keys(), trial
             for key, value in expected.items():
                 assert abs(got[key] - value) < 1e-9, (trial, key)

@@ -20,11 +20,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 
 from exocortex.cli.stack import Stack, StackConfig
+from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import memories
 from exocortex.core.runtime.postgres import EmbeddedPostgres
 from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.indexes.tantivy_index import TantivyKeywordIndex
-from exocortex.retrieval.projector import to_document
+from exocortex.retrieval.projection.projector import to_document
 from exocortex.testing.rest import search, stored, wait_enriched
 
 pytestmark = pytest.mark.e2e
@@ -100,11 +101,11 @@ async def _eventually(check: Any, seconds: float = 60.0) -> None:
     raise AssertionError(f"{check.__name__} did not hold within {seconds:.0f} s")
 
 
-async def _rows(stack: Stack, ids: list[str]) -> dict[str, dict[str, Any]]:
+async def _rows(stack: Stack, ids: list[str]) -> dict[str, MemoryRecord]:
     async with await psycopg.AsyncConnection.connect(
         stack.database_url, autocommit=True, row_factory=dict_row
     ) as conn:
-        return await memories.get_many(conn, ids, with_embedding=True)
+        return await memories.get_records(conn, ids, with_embedding=True)
 
 
 async def test_on_start_the_reconciler_repairs_indexes_damaged_while_retrieval_was_down(

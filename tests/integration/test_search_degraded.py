@@ -19,8 +19,8 @@ from exocortex.indexes.meilisearch_index import MeilisearchKeywordIndex
 from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.indexes.qdrant_server_index import QdrantServerVectorIndex
 from exocortex.indexes.tantivy_index import TantivyKeywordIndex
-from exocortex.proto.v1 import retrieval_pb2
-from exocortex.retrieval.search import SearchService
+from exocortex.retrieval.search.query import SearchQuery
+from exocortex.retrieval.search.service import SearchService
 from exocortex.testing.indexes import index_document
 
 pytestmark = pytest.mark.integration
@@ -85,11 +85,11 @@ async def _search(
             pool, embedder, vector, keyword, SettingsCache(pool),
             overfetch_factor=5, min_candidates=50,
         )  # fmt: skip
-        request = retrieval_pb2.SearchRequest(query=query, namespace=NAMESPACE, limit=3)
+        request = SearchQuery(query=query, namespace=NAMESPACE, limit=3)
         outcome = await service.search(request)
     finally:
         await pool.close()
-    return [r.row["id"] for r in outcome.results], outcome.degraded
+    return [r.memory.id for r in outcome.results], outcome.degraded
 
 
 # The client warns that it could not check the server's version: that server is the point.

@@ -8,7 +8,7 @@ import httpx
 import psycopg
 
 from exocortex.core.ids import new_id
-from exocortex.retrieval import graph
+from exocortex.retrieval.search import repository
 from exocortex.testing.rest import store
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -25,7 +25,7 @@ async def _used(db: Conn, memory_id: str, count: int) -> None:
 async def test_the_highest_access_count_of_active_memories_in_the_namespace(
     api: httpx.AsyncClient, namespace: str, stack_db: Conn
 ) -> None:
-    assert await graph.max_access(stack_db, namespace) == 0  # nothing used yet
+    assert await repository.max_access(stack_db, namespace) == 0  # nothing used yet
 
     used = await store(api, namespace, "Read often: the deploy checklist.")
     await _used(stack_db, used, 7)
@@ -42,5 +42,5 @@ async def test_the_highest_access_count_of_active_memories_in_the_namespace(
     elsewhere = await store(api, f"{namespace}-other", "Another namespace's favourite.")
     await _used(stack_db, elsewhere, 99)
 
-    assert await graph.max_access(stack_db, namespace) == 7
-    assert await graph.max_access(stack_db, f"{namespace}-other") == 99
+    assert await repository.max_access(stack_db, namespace) == 7
+    assert await repository.max_access(stack_db, f"{namespace}-other") == 99

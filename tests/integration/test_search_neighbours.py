@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from exocortex.retrieval import neighbours
+from exocortex.retrieval.search import neighbours, repository
 from exocortex.testing.rest import search, store
 
 QUESTION = "Did you finally try the new ramen place on Fifth Street?"
@@ -133,7 +133,7 @@ async def test_the_neighbours_query_answers_on_its_generic_plan(
     await stack_db.execute("SET plan_cache_mode = force_generic_plan")
     try:
         for _ in range(7):  # psycopg prepares a statement on its fifth run
-            found = await neighbours.around(stack_db, namespace, ids[1:3], cfg)
+            found = await repository.around(stack_db, namespace, ids[1:3], cfg)
         cur = await stack_db.execute(
             "SELECT generic_plans FROM pg_prepared_statements"
             " WHERE statement LIKE '%w.seed%CROSS JOIN LATERAL%'"

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from exocortex.retrieval import bounds, scoring
-from exocortex.retrieval.fusion import Fused
+from exocortex.retrieval.search import bounds, scoring
+from exocortex.retrieval.search.fusion import Fused
 
 CFG = scoring.ScoringSettings()
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exocortex.retrieval.expansion import ExpansionSettings, phrases, select_terms, tag_terms
+from exocortex.retrieval.search.expansion import ExpansionSettings, phrases, select_terms, tag_terms
 
 
 def test_phrases_are_words_over_two_chars_and_2_and_3_grams() -> None:

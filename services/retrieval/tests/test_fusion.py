@@ -1,6 +1,6 @@
 import random
 
-from exocortex.retrieval.fusion import (
+from exocortex.retrieval.search.fusion import (
     add_list,
     best_first,
     collapse_to_roots,

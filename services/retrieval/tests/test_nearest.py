@@ -3,15 +3,15 @@ the first hits, on a real vector engine."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from exocortex.core.domain.vectors import to_bytes
+from exocortex.core.domain.vectors import from_bytes, to_bytes
 from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
-from exocortex.proto.v1 import retrieval_pb2
-from exocortex.retrieval.nearest import nearest
+from exocortex.retrieval.search.nearest import NearestProbe, NearestQuery, nearest
 from exocortex.testing.indexes import index_document
 
 DIM = 32
@@ -40,18 +40,17 @@ async def test_a_root_behind_many_of_its_variants_is_found(tmp_path: Path) -> No
     index = QdrantEdgeVectorIndex(tmp_path, DIM)
     try:
         await index.upsert(docs)
-        request = retrieval_pb2.NearestRequest(
-            queries=[retrieval_pb2.NearestQuery(vector=to_bytes(query))],
+        request = NearestQuery(
+            probes=(NearestProbe(from_bytes(to_bytes(query))),),
             namespace="n",
             limit=3,
             min_similarity=0.8,
             roots_only=True,
         )
         reply = await nearest(index, request)
-        assert [h.memory_id for h in reply.results[0].hits] == [root]
+        assert [h.memory_id for h in reply[0]] == [root]
         # Without roots_only the variants come first, with their memory's id.
-        request.roots_only = False
-        hits = (await nearest(index, request)).results[0].hits
+        hits = (await nearest(index, replace(request, roots_only=False)))[0]
         assert len(hits) == 3
         assert {h.parent_id for h in hits} == {root}
     finally:

@@ -4,8 +4,9 @@ from typing import Any
 import numpy as np
 
 from exocortex.core.domain.vectors import Vector
+from exocortex.core.records import MemoryRecord
 from exocortex.indexes.base import IndexFilter
-from exocortex.retrieval.neighbours import (
+from exocortex.retrieval.search.neighbours import (
     CEILING,
     Credit,
     NeighbourSettings,
@@ -18,8 +19,8 @@ from exocortex.retrieval.neighbours import (
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 
 
-def _row(**changes: Any) -> dict[str, Any]:
-    row = {
+def _row(**changes: Any) -> MemoryRecord:
+    row: dict[str, Any] = {
         "id": "m1",
         "is_active": True,
         "expires_at": None,
@@ -30,7 +31,8 @@ def _row(**changes: Any) -> dict[str, Any]:
         "importance": 0.5,
         "is_metadata": False,
     }
-    return row | changes
+    unset = dict.fromkeys(MemoryRecord.__dataclass_fields__)
+    return MemoryRecord.from_row(unset | row | changes)
 
 
 def test_seeds_pass_on_their_score_divided_by_distance_and_summed() -> None:
@@ -78,10 +80,10 @@ def test_a_neighbour_must_meet_every_filter() -> None:
 def test_the_arrival_window_is_an_id_range_around_the_seed() -> None:
     from ulid import ULID
 
-    from exocortex.retrieval.neighbours import _id_window
+    from exocortex.retrieval.search.neighbours import id_window
 
     at = ULID.from_timestamp(NOW.timestamp())
-    window = _id_window(str(at), timedelta(minutes=30))
+    window = id_window(str(at), timedelta(minutes=30))
     assert window is not None
     low, high = window
     inside = str(ULID.from_timestamp((NOW + timedelta(minutes=29)).timestamp()))
@@ -89,8 +91,8 @@ def test_the_arrival_window_is_an_id_range_around_the_seed() -> None:
     assert low < str(at) < high
     assert low < inside < high
     assert not low <= outside <= high
-    assert _id_window("not-a-ulid", timedelta(minutes=30)) is None
-    assert _id_window("!1JD3Z8Q6V0000000000000000", timedelta(minutes=1)) is None
+    assert id_window("not-a-ulid", timedelta(minutes=30)) is None
+    assert id_window("!1JD3Z8Q6V0000000000000000", timedelta(minutes=1)) is None
 
 
 def test_the_window_matches_the_ulid_library() -> None:
@@ -98,7 +100,7 @@ def test_the_window_matches_the_ulid_library() -> None:
 
     from ulid import ULID
 
-    from exocortex.retrieval.neighbours import _id_window
+    from exocortex.retrieval.search.neighbours import id_window
 
     rng = random.Random(3)
     for _ in range(500):
@@ -107,7 +109,7 @@ def test_the_window_matches_the_ulid_library() -> None:
         span = int(gap.total_seconds() * 1000)
         low = max(0, seed.milliseconds - span) << 80
         high = ((seed.milliseconds + span + 1) << 80) - 1
-        assert _id_window(str(seed), gap) == (str(ULID.from_int(low)), str(ULID.from_int(high)))
+        assert id_window(str(seed), gap) == (str(ULID.from_int(low)), str(ULID.from_int(high)))
 
 
 def _unit(*values: float) -> Vector:

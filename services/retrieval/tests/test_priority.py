@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from exocortex.retrieval.priority import SearchActivity
+from exocortex.retrieval.search.priority import SearchActivity
 
 
 async def test_no_wait_when_no_search_ran() -> None:

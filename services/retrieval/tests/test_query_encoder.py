@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from exocortex.core.domain.vectors import Vector
-from exocortex.retrieval.query_encoder import LocalQueryEncoder
+from exocortex.retrieval.search.query_encoder import LocalQueryEncoder
 
 
 class _Broken:

@@ -7,10 +7,12 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from exocortex.retrieval import packing, scoring
-from exocortex.retrieval.entities import analyse
-from exocortex.retrieval.graph import entity_names
-from exocortex.retrieval.reports import streaks
+from exocortex.core.records import EntityRecord
+from exocortex.retrieval.reads.entity_repository import GraphEdge
+from exocortex.retrieval.reads.graph_analysis import analyse
+from exocortex.retrieval.reads.reports import streaks
+from exocortex.retrieval.search import packing, scoring
+from exocortex.retrieval.search.graph import entity_names
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
@@ -97,14 +99,14 @@ def test_entity_names_are_words_and_phrases() -> None:
 
 
 def test_graph_analysis_is_deterministic_and_finds_the_bridge() -> None:
-    def e(i: str) -> dict[str, object]:
-        return {"id": i, "name": i.upper(), "type": "concept"}
+    def e(i: str) -> EntityRecord:
+        return EntityRecord(i, "ns", i.upper(), "concept", [], {}, NOW, NOW)
 
     entities = [e(x) for x in "abcdef"]
     edges = [
-        {"source_id": s, "target_id": t}
+        GraphEdge(s, t, "relates_to", 0.7)
         for s, t in (("a", "b"), ("b", "c"), ("c", "a"), ("d", "e"), ("e", "f"), ("f", "d"))
-    ] + [{"source_id": "c", "target_id": "d"}]
+    ] + [GraphEdge("c", "d", "relates_to", 0.7)]
     first = analyse(entities, edges, 10)
     assert first == analyse(list(reversed(entities)), list(reversed(edges)), 10)
     assert {c["name"] for c in first["centrality"][:2]} == {"C", "D"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from exocortex.retrieval import lru
-from exocortex.retrieval.lru import TtlCache
+from exocortex.retrieval.search import lru
+from exocortex.retrieval.search.lru import TtlCache
 
 
 def test_expired_values_are_gone_for_get_but_peek_keeps_them(

@@ -1,6 +1,6 @@
 import asyncio
 
-from exocortex.retrieval.waiters import IndexedVersions
+from exocortex.retrieval.projection.waiters import IndexedVersions
 
 
 async def test_wait_returns_when_version_is_marked() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from contextlib import AsyncExitStack, suppress
+from contextlib import AsyncExitStack
 
 from exocortex.core.bus import subjects
 from exocortex.core.bus.client import DurableConsumer, connect
@@ -16,36 +16,28 @@ from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.indexes.base import KeywordIndex, VectorIndex
 from exocortex.indexes.factory import open_keyword_index, open_vector_index
 from exocortex.proto.v1 import admin_pb2_grpc, embedding_pb2, retrieval_pb2_grpc
-from exocortex.retrieval import metrics
-from exocortex.retrieval.entities import EntityService
-from exocortex.retrieval.export import ExportService
-from exocortex.retrieval.export_servicer import ExportServicer
-from exocortex.retrieval.priority import SearchActivity
-from exocortex.retrieval.projector import Projector
-from exocortex.retrieval.published import SearchPublisher
-from exocortex.retrieval.query_encoder import LocalQueryEncoder, open_query_embedder
-from exocortex.retrieval.reads import ReadService
-from exocortex.retrieval.reconciler import Reconciler, reconcile_periodically
-from exocortex.retrieval.reports import ReportService
-from exocortex.retrieval.search import SearchService
+from exocortex.retrieval.projection.events import MemoryEvents
+from exocortex.retrieval.projection.projector import Projector
+from exocortex.retrieval.projection.reconciler import Reconciler, reconcile_periodically
+from exocortex.retrieval.projection.service import IndexService
+from exocortex.retrieval.projection.upkeep import maintain_vector_index, report_gauges
+from exocortex.retrieval.projection.waiters import IndexedVersions
+from exocortex.retrieval.reads.entities import EntityService
+from exocortex.retrieval.reads.export import ExportService
+from exocortex.retrieval.reads.export_servicer import ExportServicer
+from exocortex.retrieval.reads.reports import ReportService
+from exocortex.retrieval.reads.service import ReadService
+from exocortex.retrieval.reads.snapshot import SnapshotService
+from exocortex.retrieval.search.events import SearchPublisher
+from exocortex.retrieval.search.priority import SearchActivity
+from exocortex.retrieval.search.query_encoder import LocalQueryEncoder, open_query_embedder
+from exocortex.retrieval.search.service import SearchService
 from exocortex.retrieval.servicer import RetrievalServicer
 from exocortex.retrieval.settings import RetrievalSettings
-from exocortex.retrieval.snapshot import SnapshotService
-from exocortex.retrieval.waiters import IndexedVersions
 
 log = get_logger(__name__)
-
-GAUGE_INTERVAL_SECONDS = 15.0
-UPKEEP_CHECK_SECONDS = 2.0
-# The memories the indexes should hold; answered from the partial index
-# ix_memories_active_expires_at (migration 0007) instead of reading the whole table.
-LIVE_MEMORIES_SQL = (
-    "SELECT count(*) AS n FROM memories WHERE is_active "
-    "AND (expires_at IS NULL OR expires_at > now())"
-)
 
 
 async def _model_info(embedder: EmbeddingClient, stop: asyncio.Event) -> embedding_pb2.ModelInfo:
@@ -58,56 +50,6 @@ async def _model_info(embedder: EmbeddingClient, stop: asyncio.Event) -> embeddi
                 raise
             log.info("waiting for the embedding service", error=exc.message)
             await asyncio.sleep(1.0)
-
-
-async def _report_gauges(
-    consumer: DurableConsumer,
-    vector_index: VectorIndex,
-    keyword_index: KeywordIndex,
-    settings: RetrievalSettings,
-    stop: asyncio.Event,
-) -> None:
-    pool = await open_pool(settings.database_url, max_size=1)
-    try:
-        while not stop.is_set():
-            with suppress(Exception):
-                metrics.CONSUMER_LAG.labels(subjects.RETRIEVAL_PROJECTOR).set(
-                    await consumer.pending()
-                )
-            with suppress(Exception):
-                metrics.INDEX_DOCUMENTS.labels("vector").set(await vector_index.count())
-                metrics.INDEX_DOCUMENTS.labels("keyword").set(await keyword_index.count())
-                async with pool.connection() as conn:
-                    cur = await conn.execute(LIVE_MEMORIES_SQL)
-                    row = await cur.fetchone()
-                metrics.POSTGRES_MEMORIES.labels("indexable").set(row["n"] if row else 0)
-            with suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), GAUGE_INTERVAL_SECONDS)
-    finally:
-        await pool.close()
-
-
-async def maintain_vector_index(
-    vector_index: VectorIndex, stop: asyncio.Event, flush_max_age: float
-) -> None:
-    """Embedded vector engines block searches while they flush or build their graph, so both
-    wait for searches to pause (see the adapter): flushing what the projector wrote (applied
-    writes already survive a crash of this process; a flush puts them in the segments, at the
-    latest `flush_max_age` seconds after the first), and indexing points that piled up."""
-    flush = getattr(vector_index, "flush_when_idle", None)
-    optimize = getattr(vector_index, "optimize_when_idle", None)
-    if flush is None and optimize is None:
-        return  # an index server: every write is already durable and indexed by the server
-    while not stop.is_set():
-        try:
-            if flush is not None:
-                await flush(flush_max_age)
-            if optimize is not None and await optimize():
-                log.info("vector index optimized while searches were idle")
-        except Exception as exc:
-            log.warning("vector index upkeep failed", error=str(exc))
-        with suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), UPKEEP_CHECK_SECONDS)
 
 
 async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
@@ -168,7 +110,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             nc.jetstream(),
             durable=subjects.RETRIEVAL_PROJECTOR,
             filter_subject=subjects.MEMORY_ALL,
-            handler=projector.handle,
+            handler=MemoryEvents(projector).handle,
             batch_size=settings.projector_batch,
             fetch_timeout=0.25,
         )
@@ -187,15 +129,14 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         server.register(
             retrieval_pb2_grpc.add_RetrievalServicer_to_server,
             RetrievalServicer(
-                search,
-                ReadService(pool),
-                versions,
-                vector_index,
-                keyword_index,
+                search=search,
+                vector_index=vector_index,
+                reads=ReadService(pool),
+                snapshot=SnapshotService(search, pool),
+                settings=settings_cache,
                 entities=EntityService(pool),
                 reports=ReportService(pool),
-                settings=settings_cache,
-                snapshot=SnapshotService(search, pool),
+                indexes=IndexService(versions, vector_index, keyword_index),
             ),
         )
         server.register(
@@ -210,7 +151,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         tasks = [
             asyncio.create_task(consumer.run(stop), name="projector"),
             asyncio.create_task(
-                _report_gauges(consumer, vector_index, keyword_index, settings, stop),
+                report_gauges(consumer, vector_index, keyword_index, settings, stop),
                 name="gauges",
             ),
             asyncio.create_task(

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable
+from typing import TypeVar
+
 from prometheus_client import Counter, Gauge, Histogram
 
 SEARCH_DURATION = Histogram(
@@ -45,3 +49,15 @@ RECONCILER_LAST_RUN = Gauge(
 RECONCILER_DURATION = Gauge(
     "exo_reconciler_last_run_duration_seconds", "How long the reconciler's last run took"
 )
+
+
+T = TypeVar("T")
+
+
+async def timed(stage: str, awaitable: Awaitable[T]) -> T:
+    """Await ``awaitable``, observing its duration as the search stage ``stage``."""
+    start = time.perf_counter()
+    try:
+        return await awaitable
+    finally:
+        SEARCH_DURATION.labels(stage).observe(time.perf_counter() - start)

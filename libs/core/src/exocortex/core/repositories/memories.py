@@ -14,7 +14,7 @@ from psycopg.rows import class_row
 from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.records import ATTRIBUTION_FIELDS, MemoryRecord
-from exocortex.core.rpc.timestamps import set_times
+from exocortex.core.rpc.records import memory_to_proto
 from exocortex.proto.v1 import common_pb2
 
 Row = dict[str, Any]
@@ -166,32 +166,5 @@ async def find_active_root_by_hash(
 
 
 def to_proto(row: Row) -> common_pb2.Memory:
-    metadata = row.get("metadata") or {}
-    memory = common_pb2.Memory(
-        id=row["id"],
-        namespace=row["namespace"],
-        content=row["content"],
-        content_type=row["content_type"],
-        source=row["source"],
-        importance=float(row["importance"]),
-        valence=float(row["valence"]),
-        is_active=bool(row["is_active"]),
-        is_metadata=bool(row["is_metadata"]),
-        tags=list(row.get("tags") or []),
-        keywords=row.get("keywords") or "",
-        access_count=int(row.get("access_count") or 0),
-        useful_count=int(row.get("useful_count") or 0),
-        metadata_json=json.dumps(metadata, separators=(",", ":")),
-        version=int(row["version"]),
-        enrichment_status=row.get("enrichment_status") or "pending",
-        attribution=common_pb2.Attribution(
-            **{key: row[key] for key in ATTRIBUTION_FIELDS if row.get(key) is not None}
-        ),
-    )
-    for key in ("source_uri", "parent_id", "superseded_by", "embedding_model"):
-        if row.get(key) is not None:
-            setattr(memory, key, row[key])
-    if row.get("chunk_index") is not None:
-        memory.chunk_index = int(row["chunk_index"])
-    set_times(memory, row, ("created_at", "updated_at", "last_accessed_at", "expires_at"))
-    return memory
+    """A dict row of ``SELECT_MEMORY`` as protobuf (see ``exocortex.core.rpc.records``)."""
+    return memory_to_proto(MemoryRecord.from_row(row))

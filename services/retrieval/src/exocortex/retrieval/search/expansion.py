@@ -18,14 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from psycopg import AsyncConnection
-
-from exocortex.core.db.arrays import TextArray
 from exocortex.core.domain.tags import alias_map
-
-Row = dict[str, Any]
 
 RELATED_PER_ENTITY = 5
 MAX_PHRASES = 200
@@ -78,49 +72,6 @@ def tag_terms(query_words: list[str], aliases: Mapping[str, str]) -> list[str]:
     return out
 
 
-_ENTITY_TERMS = """
-WITH hit AS (
-    SELECT e.id, e.name, e.aliases
-    FROM entities e
-    WHERE {scope}(lower(e.name) = ANY(%(phrases)s)
-           OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.aliases) a
-                      WHERE lower(a) = ANY(%(phrases)s)))
-    LIMIT 20
-)
-SELECT h.name,
-       ARRAY(SELECT jsonb_array_elements_text(h.aliases)) AS aliases,
-       ARRAY(
-           SELECT other.name
-           FROM entity_relationships r
-           JOIN entities other ON other.id = CASE WHEN r.source_entity_id = h.id
-                                                  THEN r.target_entity_id
-                                                  ELSE r.source_entity_id END
-           WHERE r.source_entity_id = h.id OR r.target_entity_id = h.id
-           ORDER BY r.confidence DESC, other.name
-           LIMIT %(related)s
-       ) AS related
-FROM hit h
-ORDER BY h.name
-"""
-
-
-async def entity_terms(conn: AsyncConnection[Row], namespace: str | None, query: str) -> list[str]:
-    """Entity names, aliases and related names for the query's phrases, in the namespace or,
-    with None, in every namespace (a separate statement, so each keeps its own plan)."""
-    grams = phrases(query)
-    if not grams:
-        return []
-    scope = "" if namespace is None else "e.namespace = %(namespace)s AND "
-    cur = await conn.execute(
-        _ENTITY_TERMS.format(scope=scope),
-        {"namespace": namespace, "phrases": TextArray(grams), "related": RELATED_PER_ENTITY},
-    )
-    out: list[str] = []
-    for row in await cur.fetchall():
-        out.extend([row["name"], *row["aliases"], *row["related"]])
-    return out
-
-
 def select_terms(query: str, candidates: list[str], max_terms: int) -> list[str]:
     """Candidates in order, minus what the query already says, without repeats, capped."""
     present = set(words_of(query))
@@ -135,11 +86,8 @@ def select_terms(query: str, candidates: list[str], max_terms: int) -> list[str]
     return list(chosen.values())
 
 
-async def expand(
-    conn: AsyncConnection[Row], namespace: str | None, query: str, settings: ExpansionSettings
-) -> list[str]:
-    if not settings.enabled or settings.max_terms == 0:
-        return []
-    candidates = await entity_terms(conn, namespace, query)
-    candidates += tag_terms(words_of(query), settings.tag_aliases)
+def expand(query: str, entity_terms: list[str], settings: ExpansionSettings) -> list[str]:
+    """The terms to add: the entities' names the store knows for the query
+    (``repository.entity_terms``), then the tag aliases, without what the query already says."""
+    candidates = entity_terms + tag_terms(words_of(query), settings.tag_aliases)
     return select_terms(query, candidates, settings.max_terms)

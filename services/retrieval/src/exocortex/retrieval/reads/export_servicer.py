@@ -10,7 +10,7 @@ from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
 from exocortex.core.rpc.errors import to_status
 from exocortex.proto.v1 import admin_pb2, admin_pb2_grpc
-from exocortex.retrieval.export import ExportService
+from exocortex.retrieval.reads.export import ExportService
 
 log = get_logger(__name__)
 

@@ -33,58 +33,19 @@ stored one after another, turns imported in no particular order):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import numpy as np
-from psycopg import AsyncConnection
 
-from exocortex.core.db.arrays import TextArray
-from exocortex.core.domain.vectors import Vector, from_bytes
+from exocortex.core.domain.vectors import Vector
+from exocortex.core.records import MemoryRecord
 from exocortex.indexes.base import IndexFilter
 
-Row = dict[str, Any]
 # Seed id → its arrival neighbours as (id, distance), nearest first.
 Found = dict[str, list[tuple[str, int]]]
 
-# Either side of each seed, within its arrival window, nearest first. Ids are ULIDs: their order
-# is arrival order (an import hands out increasing ids), and a time bound is an id bound, so each
-# side is one short range scan of the partial index ix_memories_namespace_root_id.
-# The window is written into the statement, not bound: with LIMIT a parameter, the generic plan
-# guessed 50 rows a side and read far more (50 ms at 100k), so Postgres planned the
-# statement afresh on every search (0.7 ms). With a literal its one generic plan is the right
-# one (a handful of statements, one per window setting). The neighbours' namespace is the seed's
-# column for the same reason: the index bounds then never depend on a parameter.
-_NEIGHBOURS_SQL = """
-SELECT w.seed, n.id, n.side
-  FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
-  JOIN memories s ON s.id = w.seed AND (%(ns)s::text IS NULL OR s.namespace = %(ns)s)
- CROSS JOIN LATERAL (
-    (SELECT m.id, -1 AS side
-       FROM memories m
-      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
-        AND m.id < w.seed AND m.id >= w.low
-        AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
-        AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
-             OR m.conversation_id = s.conversation_id)
-        AND (s.source IS NULL OR m.source IS NULL OR m.source = s.source)
-      ORDER BY m.id DESC
-      LIMIT {window})
-    UNION ALL
-    (SELECT m.id, 1
-       FROM memories m
-      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
-        AND m.id > w.seed AND m.id <= w.high
-        AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
-        AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
-             OR m.conversation_id = s.conversation_id)
-        AND (s.source IS NULL OR m.source IS NULL OR m.source = s.source)
-      ORDER BY m.id
-      LIMIT {window})
- ) n
-"""
 # A ULID is 26 Crockford base-32 characters: 10 for a 48-bit millisecond timestamp, then 16
 # for 80 random bits. Ids of one millisecond sort between <time>000… and <time>ZZZ…, so a time
 # window is an id range. Worked out on the strings (twenty seeds a search, kept cheap).
@@ -113,7 +74,7 @@ def _time_prefix(millis: int) -> str:
     return "".join(reversed(chars))
 
 
-def _id_window(seed: str, gap: timedelta) -> tuple[str, str] | None:
+def id_window(seed: str, gap: timedelta) -> tuple[str, str] | None:
     """The lowest and highest ULID stored within ``gap`` of ``seed`` (None: not a ULID)."""
     at = _millis(seed)
     if at is None:
@@ -158,52 +119,23 @@ class NeighbourSettings:
         return self.weight > 0 and self.window > 0
 
 
-async def around(
-    conn: AsyncConnection[Row],
-    namespace: str | None,
-    seeds: Sequence[str],
-    cfg: NeighbourSettings,
-) -> Found:
-    """The seeds' arrival neighbours (see Found)."""
-    windows = {seed: w for seed in seeds if (w := _id_window(seed, cfg.max_gap)) is not None}
-    if not windows or not cfg.enabled:
-        return {}
-    params: dict[str, Any] = {
-        "seeds": TextArray(windows),
-        "lows": TextArray(w[0] for w in windows.values()),
-        "highs": TextArray(w[1] for w in windows.values()),
-        "ns": namespace,
-    }
-    cur = await conn.execute(_NEIGHBOURS_SQL.format(window=int(cfg.window)), params)
+def id_windows(seeds: Sequence[str], cfg: NeighbourSettings) -> dict[str, tuple[str, str]]:
+    """Each seed's arrival window as an id range (seeds that are not ULIDs have none)."""
+    return {seed: w for seed in seeds if (w := id_window(seed, cfg.max_gap)) is not None}
+
+
+def group(rows: Iterable[tuple[str, int, str]]) -> Found:
+    """(seed, side, id) rows, -1 before the seed and 1 after it, as ``Found``: nearest first,
+    the distance counted on each side."""
     sides: dict[tuple[str, int], list[str]] = {}
-    for row in await cur.fetchall():
-        sides.setdefault((row["seed"], int(row["side"])), []).append(row["id"])
+    for seed, side, memory_id in rows:
+        sides.setdefault((seed, side), []).append(memory_id)
     out: Found = {}
     for (seed, side), ids in sides.items():
         ids.sort(reverse=side < 0)  # nearest first on either side
         out.setdefault(seed, []).extend((i, distance) for distance, i in enumerate(ids, 1))
     for found in out.values():
         found.sort(key=lambda pair: pair[1])
-    return out
-
-
-_VECTORS_SQL = """
-SELECT id, embedding FROM memories WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL
-"""
-
-
-async def vectors(conn: AsyncConnection[Row], found: Found) -> dict[str, Vector]:
-    """Unit vectors of the seeds and their neighbours, for ``coherence``."""
-    ids = {i for seed, near in found.items() for i in (seed, *(n for n, _ in near))}
-    if not ids:
-        return {}
-    cur = await conn.execute(_VECTORS_SQL, {"ids": TextArray(ids)})
-    out: dict[str, Vector] = {}
-    for row in await cur.fetchall():
-        vector = from_bytes(row["embedding"])
-        norm = float(np.linalg.norm(vector))
-        if norm > 0:
-            out[row["id"]] = vector / norm
     return out
 
 
@@ -304,25 +236,24 @@ def lifted(own: float, credit: Credit) -> float:
     return max(own, min(own + credit.value, credit.ceiling))
 
 
-def passes(row: Row, flt: IndexFilter, now: datetime) -> bool:
+def passes(memory: MemoryRecord, flt: IndexFilter, now: datetime) -> bool:
     """Whether a memory the indexes did not return meets the search's filters (the indexes
     apply them to their own hits)."""
-    expires = row.get("expires_at")
-    if not row["is_active"] or (expires is not None and expires <= now):
+    if not memory.is_live(now):
         return False
-    if flt.tags_any and not set(flt.tags_any).intersection(row["tags"]):
+    if flt.tags_any and not set(flt.tags_any).intersection(memory.tags):
         return False
-    if flt.content_type is not None and row["content_type"] != flt.content_type:
+    if flt.content_type is not None and memory.content_type != flt.content_type:
         return False
-    if flt.source is not None and row["source"] != flt.source:
+    if flt.source is not None and memory.source != flt.source:
         return False
-    created = row["created_at"]
+    created = memory.created_at
     if flt.created_after is not None and created < flt.created_after:
         return False
     if flt.created_before is not None and created >= flt.created_before:
         return False
-    if flt.min_importance is not None and float(row["importance"]) < flt.min_importance:
+    if flt.min_importance is not None and float(memory.importance) < flt.min_importance:
         return False
-    if flt.exclude_metadata and row["is_metadata"]:
+    if flt.exclude_metadata and memory.is_metadata:
         return False
-    return row["id"] not in flt.exclude_ids
+    return memory.id not in flt.exclude_ids

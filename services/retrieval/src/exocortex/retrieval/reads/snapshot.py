@@ -11,15 +11,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-import psycopg
-from google.protobuf.timestamp_pb2 import Timestamp
-from psycopg_pool import AsyncConnectionPool
-
+from exocortex.core.db.pool import Pool
 from exocortex.core.errors import InvalidArgument
-from exocortex.proto.v1 import goals_pb2, retrieval_pb2
-from exocortex.retrieval.goals import Row, active_goals
-from exocortex.retrieval.search import ScoredMemory, SearchService
+from exocortex.core.repositories import goals as goal_rows
+from exocortex.retrieval.search.query import SearchQuery
+from exocortex.retrieval.search.results import ScoredMemory
+from exocortex.retrieval.search.service import SearchService
+
+Row = dict[str, Any]
 
 PURPOSE = "project-snapshot"
 DEFAULT_DAYS, MAX_DAYS = 14, 365
@@ -40,6 +41,23 @@ SECTION_TAGS = {
 }
 
 
+@dataclass(frozen=True)
+class SnapshotQuery:
+    project: str
+    namespace: str = ""
+    # Zero: DEFAULT_DAYS.
+    days: int = 0
+    # Section → its size; zero or absent: DEFAULT_LIMITS.
+    limits: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ActiveGoal:
+    goal: Row
+    milestones: list[Row]
+    progress_count: int
+
+
 @dataclass
 class Snapshot:
     project: str
@@ -48,20 +66,20 @@ class Snapshot:
     decisions: list[ScoredMemory]
     open_threads: list[ScoredMemory]
     techniques: list[ScoredMemory]
-    goals: list[goals_pb2.Goal]
+    goals: list[ActiveGoal]
     degraded: list[str] = field(default_factory=list)
 
 
-def _limit(request: retrieval_pb2.ProjectSnapshotRequest, section: str) -> int:
+def _limit(q: SnapshotQuery, section: str) -> int:
     name = f"{section}_limit"
-    value = int(getattr(request, name)) or DEFAULT_LIMITS[section]
+    value = q.limits.get(section, 0) or DEFAULT_LIMITS[section]
     if not 1 <= value <= MAX_SECTION:
         raise InvalidArgument(f"{name} must be between 1 and {MAX_SECTION}", field=name)
     return value
 
 
-def _project(request: retrieval_pb2.ProjectSnapshotRequest) -> str:
-    project = request.project.strip()
+def _project(q: SnapshotQuery) -> str:
+    project = q.project.strip()
     if not project:
         raise InvalidArgument("project must not be empty", field="project")
     if len(project) > MAX_PROJECT_CHARS:
@@ -78,42 +96,55 @@ def _no_nul(value: str, name: str) -> None:
         raise InvalidArgument(f"{name} must not contain NUL characters", field=name)
 
 
-def _days(request: retrieval_pb2.ProjectSnapshotRequest) -> int:
-    days = request.days or DEFAULT_DAYS
+def _days(q: SnapshotQuery) -> int:
+    days = q.days or DEFAULT_DAYS
     if not 1 <= days <= MAX_DAYS:
         raise InvalidArgument(f"days must be between 1 and {MAX_DAYS}", field="days")
     return days
 
 
+async def active_goals(pool: Pool, namespace: str, limit: int) -> list[ActiveGoal]:
+    """Active goals with their milestones and progress counts (progress notes left out), in
+    the order ListGoals answers (priority, then newest)."""
+    async with pool.connection() as conn:
+        goals = await goal_rows.list_goals(conn, namespace, "active", limit)
+        if not goals:
+            return []
+        ids = [g["id"] for g in goals]
+        milestones = await goal_rows.milestones_by_goal(conn, ids)
+        counts = await goal_rows.progress_counts(conn, ids)
+    return [ActiveGoal(g, milestones.get(g["id"], []), counts.get(g["id"], 0)) for g in goals]
+
+
 class SnapshotService:
-    def __init__(
-        self, search: SearchService, pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]]
-    ) -> None:
+    def __init__(self, search: SearchService, pool: Pool) -> None:
         self._search = search
         self._pool = pool
 
-    async def snapshot(self, request: retrieval_pb2.ProjectSnapshotRequest) -> Snapshot:
-        project = _project(request)
-        since = datetime.now(UTC) - timedelta(days=_days(request))
-        limits = {section: _limit(request, section) for section in DEFAULT_LIMITS}
-        namespace = request.namespace or "default"
+    async def snapshot(self, q: SnapshotQuery) -> Snapshot:
+        project = _project(q)
+        since = datetime.now(UTC) - timedelta(days=_days(q))
+        limits = {section: _limit(q, section) for section in DEFAULT_LIMITS}
+        namespace = q.namespace or "default"
         _no_nul(namespace, "namespace")
 
-        def find(section: str, tags: tuple[str, ...] = ()) -> retrieval_pb2.SearchRequest:
-            return retrieval_pb2.SearchRequest(
+        def find(
+            section: str, tags: tuple[str, ...] = (), after: datetime | None = None
+        ) -> SearchQuery:
+            return SearchQuery(
                 query=project,
                 namespace=namespace,
                 limit=limits[section],
                 tags=tags,
+                after=after,
                 compact=True,
                 purpose=PURPOSE,
             )
 
-        recent = find("recent")
-        recent.after.CopyFrom(_stamp(since))
-        requests = [recent] + [find(section, tags) for section, tags in SECTION_TAGS.items()]
+        queries = [find("recent", after=since)]
+        queries += [find(section, tags) for section, tags in SECTION_TAGS.items()]
         outcomes, goals = await asyncio.gather(
-            asyncio.gather(*(self._search.search(r) for r in requests)),
+            asyncio.gather(*(self._search.search(r) for r in queries)),
             active_goals(self._pool, namespace, limits["goals"]),
         )
         return Snapshot(
@@ -126,9 +157,3 @@ class SnapshotService:
             goals=goals,
             degraded=list(dict.fromkeys(d for o in outcomes for d in o.degraded)),
         )
-
-
-def _stamp(value: datetime) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromDatetime(value)
-    return stamp

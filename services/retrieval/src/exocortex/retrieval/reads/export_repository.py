@@ -1,23 +1,14 @@
-"""The full backup, read with server-side cursors inside one read-only snapshot, so 100k
-memories stream in batches and memory stays bounded. Embeddings are left out (they can be
-recomputed; the model fingerprint is kept); secret settings are masked."""
+"""The backup's queries: every table section in restore order, read with server-side cursors
+inside one read-only snapshot, so 100k memories stream in batches and memory stays bounded."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
-from datetime import date, datetime
-from decimal import Decimal
 from typing import Any
 
-from exocortex.core import scope
 from exocortex.core.db.pool import Pool
 from exocortex.core.db.settings_store import load_settings
-from exocortex.core.domain.secrets import mask_settings
 from exocortex.core.repositories.memories import SELECT_MEMORY
-
-DEFAULT_BATCH = 500
-MAX_BATCH = 5_000
 
 # (section, query without the namespace filter, query with it). Ordered so a restore can insert
 # in this order without breaking a reference.
@@ -89,43 +80,23 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
 SECTIONS = (*(name for name, _, _ in _SECTIONS), "settings")
 
 
-def _default(value: Any) -> Any:
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, bytes | memoryview):
-        return None
-    raise TypeError(f"cannot serialise {type(value).__name__}")
-
-
-def to_json(row: dict[str, Any]) -> str:
-    return json.dumps(row, default=_default, ensure_ascii=False, separators=(",", ":"))
-
-
-class ExportService:
-    def __init__(self, pool: Pool) -> None:
-        self._pool = pool
-
-    async def batches(
-        self, namespace: str, batch_size: int
-    ) -> AsyncIterator[tuple[str, list[str]]]:
-        """(section, items) in section order; every section appears at least once. A caller
-        limited to some namespaces exports one of them (the one named, or their only one)."""
-        namespace = scope.require(namespace) if namespace else scope.default_namespace() or ""
-        size = batch_size if 0 < batch_size <= MAX_BATCH else DEFAULT_BATCH
-        async with self._pool.connection() as conn, conn.transaction():
-            # One snapshot for the whole backup, so sections agree with each other.
-            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            for index, (section, everything, scoped) in enumerate(_SECTIONS):
-                query = scoped if namespace else everything
-                sent = False
-                async with conn.cursor(name=f"export_{index}") as cur:
-                    await cur.execute(query, {"ns": namespace} if namespace else None)
-                    while rows := await cur.fetchmany(size):
-                        sent = True
-                        yield section, [to_json(r) for r in rows]
-                if not sent:
-                    yield section, []
-            settings = mask_settings(await load_settings(conn))
-        yield "settings", [json.dumps(settings, ensure_ascii=False)]
+async def stream(
+    pool: Pool, namespace: str, batch_size: int
+) -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+    """(section, rows) in section order, every section at least once (maybe empty), then
+    ``("settings", [settings])`` read in the same snapshot. Empty ``namespace``: every one."""
+    async with pool.connection() as conn, conn.transaction():
+        # One snapshot for the whole backup, so sections agree with each other.
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        for index, (section, everything, scoped) in enumerate(_SECTIONS):
+            query = scoped if namespace else everything
+            sent = False
+            async with conn.cursor(name=f"export_{index}") as cur:
+                await cur.execute(query, {"ns": namespace} if namespace else None)
+                while rows := await cur.fetchmany(batch_size):
+                    sent = True
+                    yield section, rows
+            if not sent:
+                yield section, []
+        settings = await load_settings(conn)
+    yield "settings", [settings]

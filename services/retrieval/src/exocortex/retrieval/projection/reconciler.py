@@ -24,20 +24,15 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
+from exocortex.core.db.pool import Pool
 from exocortex.core.logging import get_logger
 from exocortex.indexes.base import KeywordIndex, VectorIndex
 from exocortex.retrieval import metrics
-from exocortex.retrieval.projector import IndexKind, Projector, Reason
+from exocortex.retrieval.projection import repository
+from exocortex.retrieval.projection.projector import IndexKind, Projector, Reason
 
 log = get_logger(__name__)
-
-Row = dict[str, Any]
-Pool = AsyncConnectionPool[psycopg.AsyncConnection[Row]]
 
 # Rows read from Postgres per query (ids, versions and a flag: about 60 bytes each).
 PAGE_ROWS = 5_000
@@ -48,12 +43,6 @@ LOG_SAMPLE = 10
 # How long a run waits for the projector to work through the stream's backlog before it
 # repairs: what the projector is about to write anyway is neither repaired nor counted.
 SETTLE_MAX_SECONDS = 60.0
-
-_EXPECTED_SQL = """
-    SELECT id, version, embedding IS NOT NULL AS has_vector FROM memories
-    WHERE is_active AND (expires_at IS NULL OR expires_at > now()) AND id > %s
-    ORDER BY id LIMIT %s
-"""
 
 
 @dataclass
@@ -99,16 +88,14 @@ class Reconciler:
         vector: dict[str, int] = {}
         after = ""
         while True:
-            async with self._pool.connection() as conn:
-                cur = await conn.execute(_EXPECTED_SQL, (after, self._page_rows))
-                rows = await cur.fetchall()
-            for row in rows:
-                keyword[row["id"]] = int(row["version"])
-                if row["has_vector"]:
-                    vector[row["id"]] = int(row["version"])
+            rows = await repository.expected_page(self._pool, after, self._page_rows)
+            for memory_id, version, has_vector in rows:
+                keyword[memory_id] = version
+                if has_vector:
+                    vector[memory_id] = version
             if len(rows) < self._page_rows:
                 return keyword, vector
-            after = rows[-1]["id"]
+            after = rows[-1][0]
 
     async def settle(self, stop: asyncio.Event | None = None) -> None:
         """Wait (at most ``SETTLE_MAX_SECONDS``) until the projector has no events waiting:

@@ -26,10 +26,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from exocortex.core.records import MemoryRecord
+from exocortex.retrieval.search.graph import Extras
+
 _WORD = re.compile(r"[\w.+#-]+", re.UNICODE)
-# Row keys search adds to a memory's row for the signals: its link count and the relevance of its
-# link to an active goal (see graph.extras).
-LINK_COUNT, GOAL_LINK = "_links", "_goal_link"
 
 
 def _float(settings: Mapping[str, str], key: str, default: float) -> float:
@@ -165,33 +165,34 @@ def tag_match(terms: Iterable[str], tags: Iterable[str]) -> bool:
 
 
 def signals(
-    row: Mapping[str, object],
+    memory: MemoryRecord,
+    extras: Extras,
     *,
     now: datetime,
     terms: list[str],
     max_access: int,
     cfg: ScoringSettings,
 ) -> Signals:
-    created = row["created_at"]
-    assert isinstance(created, datetime)
-    importance = float(str(row["importance"]))
-    useful = int(str(row.get("useful_count") or 0))
-    accesses = int(str(row.get("access_count") or 0))
-    tags: list[str] = list(row.get("tags") or ())  # type: ignore[call-overload]
+    """The boost signals of one memory, from its row and its ``extras`` (links, goal link)."""
+    created = memory.created_at
+    importance = float(memory.importance)
+    useful = int(memory.useful_count or 0)
+    accesses = int(memory.access_count or 0)
+    tags = list(memory.tags or ())
     return Signals(
         recency=recency(created, now, importance, cfg.recency_decay),
         frequency=frequency(accesses, max_access),
         usefulness=usefulness(useful),
-        valence=abs(float(str(row.get("valence") or 0.0))),
+        valence=abs(float(memory.valence or 0.0)),
         tag=1.0 if tag_match(terms, tags) else 0.0,
         quality=quality(
             importance=importance,
             useful_count=useful,
             access_count=accesses,
-            links=int(str(row.get(LINK_COUNT) or 0)),
+            links=extras.links,
             age_days=max(0.0, (now - created).total_seconds() / 86_400.0),
         ),
-        goal=goal_relevance(float(str(row.get(GOAL_LINK) or 0.0)), tags),
+        goal=goal_relevance(extras.goal, tags),
     )
 
 

@@ -9,50 +9,52 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
-import psycopg
-from nats.aio.msg import Msg
-from psycopg_pool import AsyncConnectionPool
-
+from exocortex.core.db.pool import Pool
 from exocortex.core.domain.vectors import from_bytes
-from exocortex.core.logging import get_logger
-from exocortex.core.repositories import memories
+from exocortex.core.records import MemoryRecord
 from exocortex.indexes.base import IndexDocument, KeywordIndex, VectorIndex
-from exocortex.proto.v1 import events_pb2
 from exocortex.retrieval import metrics
-from exocortex.retrieval.waiters import IndexedVersions
+from exocortex.retrieval.projection import repository
+from exocortex.retrieval.projection.waiters import IndexedVersions
 
-log = get_logger(__name__)
-
-Row = dict[str, Any]
 IndexKind = Literal["vector", "keyword"]
 # Why the reconciler rewrote a document: absent from the index, held at another version than
 # Postgres, or held although its row is archived, expired, deleted or (vector) has no vector.
 Reason = Literal["missing", "stale", "orphaned"]
 
 
-def is_indexable(row: Row, now: datetime) -> bool:
-    expires = row.get("expires_at")
-    return bool(row["is_active"]) and (expires is None or expires > now)
+@dataclass(frozen=True)
+class MemoryChange:
+    """What a memory event says: a memory (and its chunks) changed, now at ``version``."""
+
+    memory_id: str
+    version: int
+    chunk_ids: tuple[str, ...] = ()
 
 
-def to_document(row: Row) -> IndexDocument:
-    embedding = row.get("embedding")
+def is_indexable(memory: MemoryRecord, now: datetime) -> bool:
+    return memory.is_live(now)
+
+
+def to_document(memory: MemoryRecord) -> IndexDocument:
+    embedding = memory.embedding
     return IndexDocument(
-        memory_id=row["id"],
-        version=int(row["version"]),
-        namespace=row["namespace"],
-        content_type=row["content_type"],
-        source=row["source"],
-        tags=tuple(row.get("tags") or ()),
-        created_at=row["created_at"],
-        importance=float(row["importance"]),
-        is_metadata=bool(row["is_metadata"]),
-        parent_id=row.get("parent_id"),
-        content=row["content"],
-        keywords=row.get("keywords") or "",
+        memory_id=memory.id,
+        version=int(memory.version),
+        namespace=memory.namespace,
+        content_type=memory.content_type,
+        source=memory.source,
+        tags=tuple(memory.tags or ()),
+        created_at=memory.created_at,
+        importance=float(memory.importance),
+        is_metadata=bool(memory.is_metadata),
+        parent_id=memory.parent_id,
+        content=memory.content,
+        keywords=memory.keywords or "",
         vector=from_bytes(bytes(embedding)) if embedding is not None else None,
     )
 
@@ -60,7 +62,7 @@ def to_document(row: Row) -> IndexDocument:
 class Projector:
     def __init__(
         self,
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]],
+        pool: Pool,
         vector_index: VectorIndex,
         keyword_index: KeywordIndex,
         versions: IndexedVersions,
@@ -72,16 +74,7 @@ class Projector:
         # One batch at a time: the embedded engines have a single writer.
         self._lock = asyncio.Lock()
 
-    async def handle(self, msgs: Sequence[Msg]) -> None:
-        events = []
-        for msg in msgs:
-            try:
-                events.append(events_pb2.MemoryChanged.FromString(msg.data))
-            except Exception:
-                log.warning("dropping malformed memory event", subject=msg.subject)
-        await self.project(events)
-
-    async def project(self, events: Sequence[events_pb2.MemoryChanged]) -> None:
+    async def project(self, events: Sequence[MemoryChange]) -> None:
         ids: dict[str, None] = {}
         for event in events:
             ids.setdefault(event.memory_id, None)
@@ -89,15 +82,7 @@ class Projector:
                 ids.setdefault(chunk_id, None)
         if not ids:
             return
-        async with self._pool.connection() as conn:
-            rows = await memories.get_many(conn, list(ids), with_embedding=True)
-            # Chunks of the touched memories follow their parent's state.
-            cur = await conn.execute(
-                f"{memories.SELECT_MEMORY_WITH_EMBEDDING} WHERE m.parent_id = ANY(%s)",
-                (list(ids),),
-            )
-            for row in await cur.fetchall():
-                rows.setdefault(row["id"], row)
+        rows = await repository.with_chunks(self._pool, list(ids))
         now = datetime.now(UTC)
         upserts = [to_document(r) for r in rows.values() if is_indexable(r, now)]
         removals = [i for i in ids if i not in rows or not is_indexable(rows[i], now)]
@@ -125,8 +110,7 @@ class Projector:
             return {}
         index: VectorIndex | KeywordIndex = self._vector if kind == "vector" else self._keyword
         async with self._lock:
-            async with self._pool.connection() as conn:
-                rows = await memories.get_many(conn, list(ids), with_embedding=True)
+            rows = await repository.with_vectors(self._pool, list(ids))
             held = await index.versions(ids)
             now = datetime.now(UTC)
             repaired: dict[str, Reason] = {}
@@ -134,7 +118,7 @@ class Projector:
             for memory_id in ids:
                 row = rows.get(memory_id)
                 wanted = row is not None and is_indexable(row, now)
-                if kind == "vector" and row is not None and row.get("embedding") is None:
+                if kind == "vector" and row is not None and row.embedding is None:
                     wanted = False  # a chunked parent or an unembedded item: never a point
                 have = held.get(memory_id)
                 if not wanted:
@@ -142,7 +126,7 @@ class Projector:
                         repaired[memory_id] = "orphaned"
                     continue
                 assert row is not None
-                if have is None or have != int(row["version"]):
+                if have is None or have != int(row.version):
                     repaired[memory_id] = "missing" if have is None else "stale"
                     upserts.append(to_document(row))
             removals = [i for i, reason in repaired.items() if reason == "orphaned"]
@@ -157,19 +141,17 @@ class Projector:
     def _release_waiters(
         self,
         ids: dict[str, None],
-        rows: dict[str, Row],
-        events: Sequence[events_pb2.MemoryChanged],
+        rows: dict[str, MemoryRecord],
+        events: Sequence[MemoryChange],
     ) -> None:
         event_versions = {(e.memory_id, e.version) for e in events}
         now = datetime.now(UTC)
         for row in rows.values():
-            version = int(row["version"])
-            self._versions.mark(row["id"], version)
-            if (row["id"], version) in event_versions:
+            version = int(row.version)
+            self._versions.mark(row.id, version)
+            if (row.id, version) in event_versions:
                 # Only for the version an event announced: replays would inflate it.
-                metrics.TIME_TO_SEARCHABLE.observe(
-                    max(0.0, (now - row["updated_at"]).total_seconds())
-                )
+                metrics.TIME_TO_SEARCHABLE.observe(max(0.0, (now - row.updated_at).total_seconds()))
         for missing in (i for i in ids if i not in rows):
             # Deleted rows: any waiter for them is satisfied by the removal.
             self._versions.mark(missing, 2**62)

@@ -21,8 +21,9 @@ from nats.aio.client import Client as NatsClient
 from exocortex.core.bus import subjects
 from exocortex.core.domain.text import strip_private
 from exocortex.core.logging import get_logger
-from exocortex.proto.v1 import events_pb2, retrieval_pb2
-from exocortex.retrieval.search import SearchOutcome
+from exocortex.proto.v1 import events_pb2
+from exocortex.retrieval.search.query import SearchQuery
+from exocortex.retrieval.search.results import SearchOutcome
 
 log = get_logger(__name__)
 
@@ -33,19 +34,18 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.strip().encode()).hexdigest()[:16]
 
 
-def to_event(
-    req: retrieval_pb2.SearchRequest, outcome: SearchOutcome
-) -> events_pb2.SearchPerformed:
+def to_event(req: SearchQuery, outcome: SearchOutcome) -> events_pb2.SearchPerformed:
     filters: dict[str, object] = {}
     if req.tags:
         filters["tags"] = list(req.tags)
-    if req.HasField("content_type"):
+    if req.content_type is not None:
         filters["content_type"] = req.content_type
-    if req.HasField("source"):
+    if req.source is not None:
         filters["source"] = req.source
-    for name in ("after", "before"):
-        if req.HasField(name):
-            filters[name] = getattr(req, name).ToDatetime(tzinfo=UTC).isoformat()
+    if req.after is not None:
+        filters["after"] = req.after.isoformat()
+    if req.before is not None:
+        filters["before"] = req.before.isoformat()
     if req.purpose:
         filters["purpose"] = req.purpose
     stamp = Timestamp()
@@ -54,7 +54,7 @@ def to_event(
     # had nothing else), so a miss never records one.
     query = strip_private(req.query)
     # Linked context was served too: it counts for access and implicit usefulness, after results.
-    served = [r.row["id"] for r in outcome.results] + [x.row["id"] for x in outcome.linked]
+    served = [r.memory.id for r in outcome.results] + [x.memory.id for x in outcome.linked]
     return events_pb2.SearchPerformed(
         query_hash=query_hash(query),
         # Empty for a search over every namespace.
@@ -74,7 +74,7 @@ class SearchPublisher:
         self._nc = nc
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def __call__(self, req: retrieval_pb2.SearchRequest, outcome: SearchOutcome) -> None:
+    def __call__(self, req: SearchQuery, outcome: SearchOutcome) -> None:
         if len(self._tasks) >= MAX_IN_FLIGHT:
             log.warning("search events backing up; dropping one")
             return
@@ -83,7 +83,7 @@ class SearchPublisher:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _publish(self, req: retrieval_pb2.SearchRequest, outcome: SearchOutcome) -> None:
+    async def _publish(self, req: SearchQuery, outcome: SearchOutcome) -> None:
         try:
             event = to_event(req, outcome)
             await self._nc.publish(subjects.SEARCH_PERFORMED, event.SerializeToString())

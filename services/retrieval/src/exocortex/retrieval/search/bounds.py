@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from exocortex.retrieval.fusion import Fused
-from exocortex.retrieval.scoring import ScoringSettings
+from exocortex.retrieval.search.fusion import Fused
+from exocortex.retrieval.search.scoring import ScoringSettings
 
 
 def max_boost(cfg: ScoringSettings) -> float:

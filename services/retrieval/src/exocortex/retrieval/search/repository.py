@@ -1,0 +1,281 @@
+"""Every query of search: candidate rows and their extras, graph proximity, linked context, the
+namespace's highest access count, arrival neighbours and their vectors, and the entity names
+query expansion adds. Functions of one connection: the search service decides which run at
+once, each on its own connection."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg import AsyncConnection
+
+from exocortex.core.db.arrays import TextArray
+from exocortex.core.domain.vectors import Vector, from_bytes
+from exocortex.core.records import MemoryRecord
+from exocortex.core.repositories import memories
+from exocortex.retrieval.search import expansion
+from exocortex.retrieval.search.graph import Extras, Link, entity_names
+from exocortex.retrieval.search.neighbours import Found, NeighbourSettings, group, id_windows
+
+Conn = AsyncConnection[Any]
+
+# Links are walked from the ~20 seeds (two index lookups each), never from the ~200 candidates:
+# given both lists the planner picked the candidates' side (measured at 100k: 770 index pages
+# a search instead of ~180). OFFSET 0 keeps the per-seed subquery from being flattened back
+# into that plan.
+_PROXIMITY_SQL = """
+SELECT memory_id, max(score) AS score FROM (
+    SELECT l.other AS memory_id, 0.3 + 0.5 * l.strength AS score
+      FROM unnest(%(s)s::text[]) AS seed(id)
+     CROSS JOIN LATERAL (
+        SELECT x.source_id AS other, x.strength FROM memory_links x WHERE x.target_id = seed.id
+        UNION ALL
+        SELECT x.target_id, x.strength FROM memory_links x WHERE x.source_id = seed.id
+        OFFSET 0
+     ) l
+     WHERE l.other = ANY(%(c)s) AND l.other <> seed.id
+    UNION ALL
+    SELECT me.memory_id, 0.5
+      FROM memory_entities me
+      JOIN memory_entities se ON se.entity_id = me.entity_id
+     WHERE me.memory_id = ANY(%(c)s) AND se.memory_id = ANY(%(s)s)
+       AND se.memory_id <> me.memory_id
+    UNION ALL
+    SELECT me.memory_id, 1.0
+      FROM memory_entities me
+      JOIN entities e ON e.id = me.entity_id
+     WHERE me.memory_id = ANY(%(c)s) AND lower(e.name) = ANY(%(names)s)
+       AND (%(ns)s::text IS NULL OR e.namespace = %(ns)s)
+) g
+GROUP BY memory_id
+"""
+
+# The strongest link per neighbour, both directions, excluding the results themselves.
+_LINKED_SQL = """
+SELECT x.other, x.from_id, x.link_type, x.strength FROM (
+    SELECT DISTINCT ON (other) other, from_id, link_type, strength FROM (
+        SELECT l.target_id AS other, l.source_id AS from_id, l.link_type, l.strength
+          FROM memory_links l WHERE l.source_id = ANY(%(r)s)
+        UNION ALL
+        SELECT l.source_id, l.target_id, l.link_type, l.strength
+          FROM memory_links l WHERE l.target_id = ANY(%(r)s)
+    ) y
+    WHERE other <> ALL(%(r)s)
+    ORDER BY other, strength DESC
+) x
+JOIN memories m ON m.id = x.other
+WHERE m.is_active AND (m.expires_at IS NULL OR m.expires_at > now())
+ORDER BY x.strength DESC, x.other
+LIMIT %(n)s
+"""
+
+
+# Per memory: how many links it has (either direction) and its strongest link to an active goal
+# (explicit progress 1.0, found by enrichment 0.7). Three index lookups a memory.
+_EXTRAS_SQL = """
+SELECT c.id,
+       (SELECT count(*) FROM memory_links l WHERE l.source_id = c.id)
+     + (SELECT count(*) FROM memory_links l WHERE l.target_id = c.id) AS links,
+       coalesce((SELECT max(CASE gl.kind WHEN 'explicit' THEN %(explicit)s ELSE %(implicit)s END)
+                   FROM goal_links gl JOIN goals g ON g.id = gl.goal_id AND g.status = 'active'
+                  WHERE gl.memory_id = c.id), 0) AS goal
+  FROM unnest(%(ids)s::text[]) AS c(id)
+"""
+
+
+async def records(conn: Conn, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+    """The candidates' rows that exist within the caller's scope."""
+    return await memories.get_records(conn, ids)
+
+
+async def proximity(
+    conn: Conn,
+    namespace: str | None,
+    candidates: Sequence[str],
+    seeds: Sequence[str],
+    query: str,
+) -> dict[str, float]:
+    """Graph proximity of each candidate to the seeds and the query (see ``graph``)."""
+    if not candidates:
+        return {}
+    cur = await conn.execute(
+        _PROXIMITY_SQL,
+        {
+            "c": TextArray(candidates),
+            "s": TextArray(seeds),
+            "ns": namespace,
+            "names": TextArray(entity_names(query)),
+        },
+    )
+    return {row["memory_id"]: float(row["score"]) for row in await cur.fetchall()}
+
+
+async def linked(conn: Conn, result_ids: Sequence[str], limit: int) -> list[Link]:
+    if not result_ids or limit <= 0:
+        return []
+    cur = await conn.execute(_LINKED_SQL, {"r": TextArray(result_ids), "n": limit})
+    return [
+        Link(
+            memory_id=row["other"],
+            linked_from=row["from_id"],
+            link_type=row["link_type"],
+            strength=float(row["strength"]),
+        )
+        for row in await cur.fetchall()
+    ]
+
+
+async def extras(
+    conn: Conn, ids: Sequence[str], explicit: float, implicit: float
+) -> dict[str, Extras]:
+    """What the quality and goal-relevance signals need beyond a memory's row."""
+    if not ids:
+        return {}
+    params = {"ids": TextArray(ids), "explicit": explicit, "implicit": implicit}
+    cur = await conn.execute(_EXTRAS_SQL, params)
+    return {r["id"]: Extras(int(r["links"]), float(r["goal"])) for r in await cur.fetchall()}
+
+
+async def max_access(conn: Conn, namespace: str | None) -> int:
+    """The highest access count among the namespace's active memories, or every namespace's
+    with None (chunks are never ranked on their own). Limited to roots, the join reads the
+    narrow partial index on (namespace, id) instead of every wide row: 55 instead of 340 ms at
+    100k memories."""
+    sql = (
+        "SELECT coalesce(max(u.access_count), 0) AS n FROM memory_usage u "
+        "JOIN memories m ON m.id = u.memory_id "
+        "WHERE m.is_active AND m.parent_id IS NULL"
+    )
+    if namespace is None:
+        cur = await conn.execute(sql)
+    else:
+        cur = await conn.execute(sql + " AND m.namespace = %s", (namespace,))
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0
+
+
+# Either side of each seed, within its arrival window, nearest first. Ids are ULIDs: their order
+# is arrival order (an import hands out increasing ids), and a time bound is an id bound, so each
+# side is one short range scan of the partial index ix_memories_namespace_root_id.
+# The window is written into the statement, not bound: with LIMIT a parameter, the generic plan
+# guessed 50 rows a side and read far more (50 ms at 100k), so Postgres planned the
+# statement afresh on every search (0.7 ms). With a literal its one generic plan is the right
+# one (a handful of statements, one per window setting). The neighbours' namespace is the seed's
+# column for the same reason: the index bounds then never depend on a parameter.
+_NEIGHBOURS_SQL = """
+SELECT w.seed, n.id, n.side
+  FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
+  JOIN memories s ON s.id = w.seed AND (%(ns)s::text IS NULL OR s.namespace = %(ns)s)
+ CROSS JOIN LATERAL (
+    (SELECT m.id, -1 AS side
+       FROM memories m
+      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
+        AND m.id < w.seed AND m.id >= w.low
+        AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
+        AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
+             OR m.conversation_id = s.conversation_id)
+        AND (s.source IS NULL OR m.source IS NULL OR m.source = s.source)
+      ORDER BY m.id DESC
+      LIMIT {window})
+    UNION ALL
+    (SELECT m.id, 1
+       FROM memories m
+      WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
+        AND m.id > w.seed AND m.id <= w.high
+        AND (s.session_id IS NULL OR m.session_id IS NULL OR m.session_id = s.session_id)
+        AND (s.conversation_id IS NULL OR m.conversation_id IS NULL
+             OR m.conversation_id = s.conversation_id)
+        AND (s.source IS NULL OR m.source IS NULL OR m.source = s.source)
+      ORDER BY m.id
+      LIMIT {window})
+ ) n
+"""
+
+
+async def around(
+    conn: Conn,
+    namespace: str | None,
+    seeds: Sequence[str],
+    cfg: NeighbourSettings,
+) -> Found:
+    """The seeds' arrival neighbours (see ``neighbours.Found``)."""
+    windows = id_windows(seeds, cfg)
+    if not windows or not cfg.enabled:
+        return {}
+    params: dict[str, Any] = {
+        "seeds": TextArray(windows),
+        "lows": TextArray(w[0] for w in windows.values()),
+        "highs": TextArray(w[1] for w in windows.values()),
+        "ns": namespace,
+    }
+    cur = await conn.execute(_NEIGHBOURS_SQL.format(window=int(cfg.window)), params)
+    return group((row["seed"], int(row["side"]), row["id"]) for row in await cur.fetchall())
+
+
+_VECTORS_SQL = """
+SELECT id, embedding FROM memories WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL
+"""
+
+
+async def vectors(conn: Conn, found: Found) -> dict[str, Vector]:
+    """Unit vectors of the seeds and their neighbours, for ``neighbours.coherence``."""
+    ids = {i for seed, near in found.items() for i in (seed, *(n for n, _ in near))}
+    if not ids:
+        return {}
+    cur = await conn.execute(_VECTORS_SQL, {"ids": TextArray(ids)})
+    out: dict[str, Vector] = {}
+    for row in await cur.fetchall():
+        vector = from_bytes(row["embedding"])
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            out[row["id"]] = vector / norm
+    return out
+
+
+_ENTITY_TERMS = """
+WITH hit AS (
+    SELECT e.id, e.name, e.aliases
+    FROM entities e
+    WHERE {scope}(lower(e.name) = ANY(%(phrases)s)
+           OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.aliases) a
+                      WHERE lower(a) = ANY(%(phrases)s)))
+    LIMIT 20
+)
+SELECT h.name,
+       ARRAY(SELECT jsonb_array_elements_text(h.aliases)) AS aliases,
+       ARRAY(
+           SELECT other.name
+           FROM entity_relationships r
+           JOIN entities other ON other.id = CASE WHEN r.source_entity_id = h.id
+                                                  THEN r.target_entity_id
+                                                  ELSE r.source_entity_id END
+           WHERE r.source_entity_id = h.id OR r.target_entity_id = h.id
+           ORDER BY r.confidence DESC, other.name
+           LIMIT %(related)s
+       ) AS related
+FROM hit h
+ORDER BY h.name
+"""
+
+
+async def entity_terms(conn: Conn, namespace: str | None, query: str) -> list[str]:
+    """Entity names, aliases and related names for the query's phrases, in the namespace or,
+    with None, in every namespace (a separate statement, so each keeps its own plan)."""
+    grams = expansion.phrases(query)
+    if not grams:
+        return []
+    scope = "" if namespace is None else "e.namespace = %(namespace)s AND "
+    cur = await conn.execute(
+        _ENTITY_TERMS.format(scope=scope),
+        {
+            "namespace": namespace,
+            "phrases": TextArray(grams),
+            "related": expansion.RELATED_PER_ENTITY,
+        },
+    )
+    out: list[str] = []
+    for row in await cur.fetchall():
+        out.extend([row["name"], *row["aliases"], *row["related"]])
+    return out
