@@ -57,7 +57,7 @@ async def test_exo_mcp_over_stdio(gateway_url: str, namespace: str) -> None:
     params = StdioServerParameters(command=EXO, args=["mcp"], env=adapter_env(gateway_url))
     async with held(Client(params)) as client:
         tools = (await client.list_tools()).tools
-        assert len(tools) == 24
+        assert len(tools) == 30
         await store_then_search(
             client,
             namespace,
@@ -93,7 +93,7 @@ def serve_http_adapter(gateway_url: str, **env: str) -> Iterator[str]:
 
 async def test_exo_mcp_over_streamable_http(http_adapter: str, namespace: str) -> None:
     async with held(Client(http_adapter)) as client:
-        assert len((await client.list_tools()).tools) == 24
+        assert len((await client.list_tools()).tools) == 30
         await store_then_search(
             client,
             namespace,

@@ -10,7 +10,7 @@ from exocortex.mcp.common import AppState, Transport
 from exocortex.mcp.gateway import GatewayClient
 from exocortex.mcp.schema import compact_tools
 from exocortex.mcp.settings import Attribution, McpSettings
-from exocortex.mcp.tools import goals, overview, reads, writes
+from exocortex.mcp.tools import goals, maintenance, overview, reads, writes
 from mcp.server.mcpserver import MCPServer
 
 INSTRUCTIONS = (
@@ -51,7 +51,7 @@ def create_server(
         lifespan=lifespan,
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
     )
-    for module in (writes, reads, overview, goals):
+    for module in (writes, reads, overview, goals, maintenance):
         module.register(server)
     compact_tools(server)
     return server
