@@ -16,8 +16,8 @@ import pytest
 from exocortex.cli.stack import Stack
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.encoders.export import int8_path
-from exocortex.retrieval import query_encoder
-from exocortex.retrieval.query_encoder import (
+from exocortex.retrieval.search import query_encoder
+from exocortex.retrieval.search.query_encoder import (
     LocalQueryEncoder,
     Mode,
     Precision,
