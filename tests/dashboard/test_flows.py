@@ -152,3 +152,35 @@ def test_a_namespace_scoped_key_sees_only_its_namespace(
     assert options[1:] == [seeded.namespace]
     expect(page.get_by_text("hidden from scoped keys")).to_have_count(0)
     assert console.errors == []
+
+
+def test_resolve_a_contradiction_keeping_the_newer_memory(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    namespace = seeded.namespace
+    old = seeded.admin.post(
+        "/api/memories",
+        json={"content": "The heron API timeout is 30 seconds.", "namespace": namespace},
+    ).json()["id"]
+    new = seeded.admin.post(
+        "/api/memories",
+        json={"content": "The heron API timeout is 60 seconds.", "namespace": namespace},
+    ).json()["id"]
+    detected = seeded.admin.post("/api/contradictions/detect", json={"namespace": namespace})
+    assert detected.status_code == 200, detected.text
+    pending = seeded.admin.get("/api/contradictions", params={"namespace": namespace}).json()
+    pair = next(c for c in pending if {c["memory_a_id"], c["memory_b_id"]} == {old, new})
+    keep = "A" if pair["memory_a_id"] == new else "B"
+
+    page, console = open_page(seeded.admin_key)
+    page.goto("/maintenance")
+    card = page.locator(f'[data-contradiction-id="{pair["id"]}"]')
+    expect(card).to_contain_text("30 seconds")
+    card.get_by_role("button", name=f"Keep {keep}").click()
+    expect(card).to_have_count(0)
+    resolved = seeded.admin.get(f"/api/contradictions/{pair['id']}").json()
+    assert resolved["status"] == "resolved"
+    loser = seeded.admin.get(f"/api/memories/{old}").json()
+    assert loser["is_active"] is False
+    assert loser["superseded_by"] == new
+    assert console.errors == []
