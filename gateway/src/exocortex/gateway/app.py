@@ -40,7 +40,7 @@ from exocortex.gateway.routers import (
 )
 from exocortex.gateway.routers import settings as settings_routes
 from exocortex.gateway.settings import GatewaySettings
-from exocortex.gateway.static import mount_dashboard
+from exocortex.gateway.static import checkout_dashboard, mount_dashboard
 
 log = get_logger(__name__)
 
@@ -145,6 +145,7 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-    if settings.dashboard_dir is not None:
-        mount_dashboard(app, Path(settings.dashboard_dir))
+    dashboard = settings.dashboard_dir or checkout_dashboard()
+    if dashboard is not None:
+        mount_dashboard(app, Path(dashboard))
     return app

@@ -50,6 +50,18 @@ class SpaFiles(StaticFiles):
         return response
 
 
+def checkout_dashboard() -> Path | None:
+    """dashboard/dist of the source checkout this gateway runs from (`make install` builds
+    it), so `exo up` serves the UI without configuration; None when it is not built."""
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "dashboard" / "dist"
+        if (candidate / "index.html").is_file():
+            return candidate
+        if (parent / ".git").exists():
+            break
+    return None
+
+
 def mount_dashboard(app: FastAPI, directory: Path) -> None:
     if not (directory / "index.html").is_file():
         log.warning("dashboard directory has no index.html; not serving it", path=str(directory))
