@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -35,8 +34,6 @@ from exocortex.enrichment.model import MemoryChange
 from exocortex.enrichment.thresholds import Thresholds
 
 log = get_logger(__name__)
-
-Row = dict[str, Any]
 
 
 def _unit(vector: Vector) -> Vector:

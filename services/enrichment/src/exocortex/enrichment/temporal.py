@@ -15,13 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from exocortex.core.db.pool import DictConnection
 from exocortex.core.records import MemoryRecord
 from exocortex.enrichment import repository
-
-Row = dict[str, Any]
 
 NARRATIVE = "narrative"
 EPOCH = "epoch"

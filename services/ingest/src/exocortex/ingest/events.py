@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from contextlib import suppress
-from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from nats.js import JetStreamContext
@@ -23,11 +22,10 @@ from exocortex.core.db.pool import DictConnection, Pool
 from exocortex.core.logging import current_correlation_id, get_logger
 from exocortex.ingest import metrics
 from exocortex.ingest.repository import outbox_notifications
+from exocortex.ingest.store.model import Row
 from exocortex.proto.v1 import events_pb2
 
 log = get_logger(__name__)
-
-Row = dict[str, Any]
 
 SUBJECTS = {
     "stored": subjects.MEMORY_STORED,

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from exocortex.core.db.pool import DictConnection
-
-Row = dict[str, Any]
+from exocortex.ingest.store.model import Row
 
 
 async def active_sections(conn: DictConnection, namespace: str, source_uri: str) -> list[Row]:

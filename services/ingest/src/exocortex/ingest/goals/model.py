@@ -7,8 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from exocortex.core.records import MemoryRecord
-
-Row = dict[str, Any]
+from exocortex.ingest.store.model import Row
 
 
 @dataclass

@@ -20,9 +20,9 @@ from exocortex.core.errors import InvalidArgument, NotFound
 from exocortex.core.ids import new_id
 from exocortex.core.repositories import goals as repository
 from exocortex.core.repositories import memories
-from exocortex.ingest.goals.model import GoalChanges, GoalView, MilestoneChanges, ProgressNote, Row
+from exocortex.ingest.goals.model import GoalChanges, GoalView, MilestoneChanges, ProgressNote
 from exocortex.ingest.store import validation
-from exocortex.ingest.store.model import MemoryInput, StoreResult
+from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
 from exocortex.ingest.store.service import StoreService
 
 GOAL_STATUSES = ("active", "completed", "stalled", "abandoned")

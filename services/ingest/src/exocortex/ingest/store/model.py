@@ -9,6 +9,8 @@ from typing import Any
 
 from exocortex.core.records import Attribution, MemoryRecord
 
+# A row read as a dict: goals, entities, links and memories inside a transaction (a memory
+# leaves a service as a MemoryRecord).
 Row = dict[str, Any]
 
 

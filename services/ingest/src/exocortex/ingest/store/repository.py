@@ -15,8 +15,8 @@ import psycopg
 
 from exocortex.core.db.pool import DictConnection, Pool
 from exocortex.core.repositories import memories
+from exocortex.ingest.store.model import Row
 
-Row = dict[str, Any]
 Conn = DictConnection
 
 

@@ -15,10 +15,9 @@ from exocortex.core.domain.text import strip_private_field
 from exocortex.core.errors import Conflict, InvalidArgument, NotFound
 from exocortex.core.ids import new_id
 from exocortex.ingest.store import validation
+from exocortex.ingest.store.model import Row
 from exocortex.ingest.store.repository import UniqueClash, transaction
 from exocortex.ingest.update import entity_repository
-
-Row = dict[str, Any]
 
 ENTITY_TYPES = ("person", "project", "technology", "organization", "concept")
 MAX_NAME = 200

@@ -9,8 +9,8 @@ from typing import Any
 
 from exocortex.core import scope
 from exocortex.core.db.pool import DictConnection
+from exocortex.ingest.store.model import Row
 
-Row = dict[str, Any]
 Conn = DictConnection
 
 _SELECT = (

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from exocortex.core.db.pool import Pool
 from exocortex.core.errors import InvalidArgument, NotFound
 from exocortex.core.repositories import links, memories
 from exocortex.ingest.store import validation
-
-Row = dict[str, Any]
+from exocortex.ingest.store.model import Row
 
 
 async def create_link(

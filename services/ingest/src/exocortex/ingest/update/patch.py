@@ -13,10 +13,10 @@ from exocortex.core.domain.text import content_hash
 from exocortex.core.errors import InvalidArgument
 from exocortex.ingest.store import validation
 from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.model import Row
 from exocortex.ingest.store.prepare import ATTRIBUTION, clean_content
 from exocortex.ingest.update.model import MemoryChanges
 
-Row = dict[str, Any]
 CLEARABLE = ("expires_at", "source_uri", *ATTRIBUTION)
 
 

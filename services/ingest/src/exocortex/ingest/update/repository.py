@@ -10,8 +10,8 @@ from psycopg.types.json import Jsonb
 from exocortex.core.db.pool import DictConnection
 from exocortex.core.errors import NotFound
 from exocortex.core.repositories import memories
+from exocortex.ingest.store.model import Row
 
-Row = dict[str, Any]
 Conn = DictConnection
 
 # Columns a chunk copies from its parent.

@@ -17,6 +17,7 @@ from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import bulk, memories
 from exocortex.ingest import events
 from exocortex.ingest.store import validation
+from exocortex.ingest.store.model import Row
 from exocortex.ingest.store.prepare import ATTRIBUTION, Prepared, chunks_for
 from exocortex.ingest.store.repository import UniqueClash, child_ids, delete_children, transaction
 from exocortex.ingest.store.rows import build_rows
@@ -27,7 +28,6 @@ from exocortex.ingest.update.patch import Patch, build_patch, remerge_metadata
 
 log = get_logger(__name__)
 
-Row = dict[str, Any]
 Retag = Callable[[list[str]], list[str]]
 
 

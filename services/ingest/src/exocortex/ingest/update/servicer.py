@@ -15,9 +15,10 @@ from exocortex.core.db.pool import Pool
 from exocortex.core.rpc.records import memory_to_proto
 from exocortex.core.rpc.timestamps import set_times
 from exocortex.ingest.store import validation
+from exocortex.ingest.store.model import Row
 from exocortex.ingest.store.servicer import attribution_of
 from exocortex.ingest.update.admin import AdminService
-from exocortex.ingest.update.entities import EntityChanges, EntityService, Row
+from exocortex.ingest.update.entities import EntityChanges, EntityService
 from exocortex.ingest.update.links import create_link, delete_link
 from exocortex.ingest.update.model import MemoryChanges
 from exocortex.ingest.update.service import UpdateService
