@@ -4,6 +4,7 @@ a JSON backup, a Markdown file or an Obsidian vault."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,11 @@ Postgres holds the truth: every memory, link and entity lives in one database.
 ## Events
 {events}
 """
+
+
+def _unboxed(text: str) -> str:
+    """A usage error's text without the panel around it (it wraps inside a box)."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
 
 
 def _ids_in(exo: Exo, namespace: str) -> list[str]:
@@ -119,12 +125,12 @@ def test_claude_code_transcript_becomes_one_memory_per_exchange(
 def test_missing_path_and_bad_json_are_usage_errors(exo: Exo, tmp_path: Path) -> None:
     missing = exo("import", str(tmp_path / "nope.json"))
     assert missing.exit_code == 2
-    assert "no such file" in missing.output
+    assert "no such file" in _unboxed(missing.output)
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
     bad = exo("import", str(broken))
     assert bad.exit_code == 2
-    assert "not JSON" in bad.output
+    assert "not JSON" in _unboxed(bad.output)
 
 
 def test_export_json_imports_back_and_markdown_and_obsidian_are_written(

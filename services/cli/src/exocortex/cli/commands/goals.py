@@ -14,6 +14,7 @@ app = typer.Typer(
 )
 
 Json = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+WIDE = 110  # columns from which the list shows status and counts too
 GoalId = Annotated[str, typer.Argument(help="the goal's id")]
 
 
@@ -57,15 +58,15 @@ def list_goals(
     if as_json:
         output.emit_json(found)
         return
+    # Status and counts when the terminal has room for them.
+    wide = output.stdout.width >= WIDE
     output.table(
-        ["id", "priority", "status", "milestones", "notes", "title"],
+        ["id", "priority", *(["status", "milestones", "notes"] if wide else []), "title"],
         (
             (
                 g["id"],
                 g["priority"],
-                g["status"],
-                _milestone_count(g),
-                g["progress_count"],
+                *([g["status"], _milestone_count(g), g["progress_count"]] if wide else []),
                 g["title"],
             )
             for g in found["results"]

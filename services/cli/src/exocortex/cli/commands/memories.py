@@ -12,6 +12,7 @@ from exocortex.cli.context import client, csv, read_text_argument
 
 ContentType = typer.Option("--type", help="text, note, decision, conversation or summary")
 Json = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+WIDE = 110  # columns from which a list shows type and tags too
 Namespace = Annotated[str | None, typer.Option("--namespace", "-n", help="namespace")]
 
 
@@ -209,19 +210,14 @@ def recent(
     if as_json:
         output.emit_json(page)
         return
-    output.table(
-        ["id", "created", "type", "tags", "content"],
-        (
-            (
-                m["id"],
-                str(m["created_at"])[:16],
-                m["content_type"],
-                ",".join(m["tags"]),
-                output.preview(m["content"]),
-            )
-            for m in page["results"]
-        ),
-    )
+    # The type and tags when the terminal has room for them; the text always.
+    wide = output.stdout.width >= WIDE
+    columns = ["id", "created", *(["type", "tags"] if wide else []), "content"]
+    rows = []
+    for m in page["results"]:
+        extra = [m["content_type"], ",".join(m["tags"])] if wide else []
+        rows.append([m["id"], str(m["created_at"])[:10], *extra, output.preview(m["content"])])
+    output.table(columns, rows)
 
 
 def _json_object(raw: str | None, option: str) -> dict[str, Any] | None:
