@@ -127,7 +127,7 @@ async def test_obsidian_vault_notes_with_front_matter_wikilinks_and_increments(
     again = (await api.post("/api/export/obsidian", json={})).json()
     assert again["incremental"] is True
     assert again["memories_written"] >= 1
-    assert (vault / "Memories" / f"{second}.md").read_text().rstrip().endswith("Wikilinks, edited")
+    assert "\n\nWikilinks, edited\n" in (vault / "Memories" / f"{second}.md").read_text()
     updated = patched.json()["updated_at"]
     mtime = os.stat(vault / "Memories" / f"{second}.md").st_mtime
     assert abs(datetime.fromisoformat(updated.replace("Z", "+00:00")).timestamp() - mtime) < 1
