@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from exocortex.cli.stack import Stack
+from exocortex.core.runtime.stack import Stack
 from exocortex.maintenance.backup.service import verify_file
 from exocortex.testing.keyed import Keyed, keyed
 

@@ -13,8 +13,8 @@ import numpy as np
 import onnx
 import pytest
 
-from exocortex.cli.stack import Stack
 from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.runtime.stack import Stack
 from exocortex.encoders.export import int8_path
 from exocortex.retrieval.search import query_encoder
 from exocortex.retrieval.search.query_encoder import (

@@ -19,10 +19,10 @@ import pytest_asyncio
 from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 
-from exocortex.cli.stack import Stack, StackConfig
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import memories
 from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.core.runtime.stack import Stack, StackConfig
 from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.retrieval.projection.projector import to_document

@@ -1,4 +1,5 @@
-"""The projector's side of NATS: memory events decoded into changes for the projector."""
+"""The projector's side of NATS: memory events decoded into changes for the projector (a
+malformed one is dead-lettered by the consumer)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,9 @@ from collections.abc import Sequence
 
 from nats.aio.msg import Msg
 
-from exocortex.core.logging import get_logger
+from exocortex.core.bus.decode import decode_all
 from exocortex.proto.v1 import events_pb2
 from exocortex.retrieval.projection.projector import MemoryChange, Projector
-
-log = get_logger(__name__)
 
 
 def to_change(event: events_pb2.MemoryChanged) -> MemoryChange:
@@ -24,10 +23,7 @@ class MemoryEvents:
         self._projector = projector
 
     async def handle(self, msgs: Sequence[Msg]) -> None:
-        changes = []
-        for msg in msgs:
-            try:
-                changes.append(to_change(events_pb2.MemoryChanged.FromString(msg.data)))
-            except Exception:
-                log.warning("dropping malformed memory event", subject=msg.subject)
-        await self._projector.project(changes)
+        # A malformed message raises Malformed: the consumer parks it in the dead-letter stream
+        # and projects the rest of the batch.
+        events = decode_all(events_pb2.MemoryChanged, msgs)
+        await self._projector.project([to_change(event) for event in events])
