@@ -79,6 +79,8 @@ def index_filter(
     settings: dict[str, str],
     exclude_metadata: bool,
 ) -> IndexFilter:
+    """The filter both indexes apply to their hits: the query's filters within the caller's
+    namespace scope, its tags widened by the tag aliases."""
     allowed = scope.current_scope()
     return IndexFilter(
         namespace=namespace,
