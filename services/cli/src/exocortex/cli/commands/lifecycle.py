@@ -107,7 +107,11 @@ def down(
                 f"wait, or `exo down --force`; logs in {running.log_dir}",
             )
             raise typer.Exit(1)
-        os.killpg(running.pid, signal.SIGKILL)
+        try:
+            # A background stack leads its own process group: its children go with it.
+            os.killpg(running.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            os.kill(running.pid, signal.SIGKILL)
         pidfile.path().unlink(missing_ok=True)
     output.stdout.print("stopped; your data is kept in " + str(pidfile.data_dir()))
 
