@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+import httpx
 from playwright.sync_api import expect
 
 # Fixtures from conftest.py: `seeded` (a Seeded) and `open_page` (key → page, console).
@@ -184,3 +185,21 @@ def test_resolve_a_contradiction_keeping_the_newer_memory(
     assert loser["is_active"] is False
     assert loser["superseded_by"] == new
     assert console.errors == []
+
+
+def test_whoami_tells_each_key_what_it_may_do(seeded: Seeded) -> None:
+    def who(key: str) -> dict[str, object]:
+        reply = seeded.admin.get("/api/whoami", headers={"Authorization": f"Bearer {key}"})
+        assert reply.status_code == 200, reply.text
+        return dict(reply.json())
+
+    admin, read_only, scoped = (
+        who(k) for k in (seeded.admin_key, seeded.read_only_key, seeded.scoped_key)
+    )
+    assert (admin["can_write"], admin["namespaces"], admin["keys_required"]) == (True, None, True)
+    assert (read_only["can_write"], read_only["namespaces"]) == (False, None)
+    assert (scoped["can_write"], scoped["namespaces"]) == (True, [seeded.namespace])
+    assert len({admin["name"], read_only["name"], scoped["name"]}) == 3
+    assert all(seeded.admin_key not in str(v) for v in admin.values())
+    anonymous = httpx.get(f"{seeded.url}/api/whoami")
+    assert anonymous.status_code == 401
