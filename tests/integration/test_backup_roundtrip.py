@@ -76,6 +76,17 @@ async def _seed(api: httpx.AsyncClient, db: Db, ns: str) -> None:
     await db.execute("INSERT INTO memory_usage (memory_id, access_count) VALUES (%s, 3)", (ids[1],))
 
 
+async def _embeddings(db: Db, ns: str) -> dict[str, tuple[str, bytes]]:
+    rows = await (
+        await db.execute(
+            "SELECT id, embedding_model, embedding FROM memories"
+            " WHERE namespace = %s AND embedding IS NOT NULL",
+            (ns,),
+        )
+    ).fetchall()
+    return {r["id"]: (r["embedding_model"], bytes(r["embedding"])) for r in rows}
+
+
 async def _wipe(db: Db, ns: str) -> None:
     await db.execute(
         "DELETE FROM consolidations c USING memories m WHERE m.id = c.summary_id"
@@ -116,7 +127,12 @@ async def test_backup_wipe_restore_gives_back_the_same_store(
     tops = await _top10(api, namespace)
     assert all(tops)
 
-    backup = (await api.post("/api/backups", json={"passphrase": PASS})).json()
+    # With embeddings: the restore reuses them (same model) instead of embedding again.
+    backup = (
+        await api.post("/api/backups", json={"passphrase": PASS, "include_embeddings": True})
+    ).json()
+    embedded_before = await _embeddings(stack_db, namespace)
+    assert embedded_before
     await _wipe(stack_db, namespace)
     assert (await _export(api, namespace))["memories"] == []
 
@@ -131,6 +147,7 @@ async def test_backup_wipe_restore_gives_back_the_same_store(
     after = await _export(api, namespace)
     for section, rows in before.items():
         assert after[section] == rows, section
+    assert await _embeddings(stack_db, namespace) == embedded_before
 
     again = await _restore(api, backup["name"])
     assert all(s["created"] == 0 for s in again["sections"].values()), again["sections"]

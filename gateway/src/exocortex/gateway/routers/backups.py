@@ -41,6 +41,14 @@ class Passphrase(BaseModel):
     )
 
 
+class CreateBackup(Passphrase):
+    include_embeddings: bool = Field(
+        default=False,
+        description="Also keep each memory's embedding (about 2 KB a memory), so a restore on "
+        "the same model embeds nothing.",
+    )
+
+
 class BackupFile(BaseModel):
     name: str
     size_bytes: int
@@ -128,10 +136,13 @@ def _file(reply: backup_pb2.BackupFile) -> dict[str, Any]:
 
 
 @router.post("/api/backups", status_code=status.HTTP_201_CREATED, response_model=BackupFile)
-async def create_backup(backends: BackendsDep, body: Passphrase | None = None) -> Any:
+async def create_backup(backends: BackendsDep, body: CreateBackup | None = None) -> Any:
     """Writes an encrypted backup of the whole store (AES-256-GCM, key from the passphrase by
     scrypt) into `<data dir>/backups`. See docs/backup.md for the file format."""
-    request = backup_pb2.CreateBackupRequest(passphrase=(body and body.passphrase) or "")
+    body = body or CreateBackup()
+    request = backup_pb2.CreateBackupRequest(
+        passphrase=body.passphrase or "", include_embeddings=body.include_embeddings
+    )
     reply = await _stub(backends).CreateBackup(request, timeout=BACKUP_TIMEOUT_SECONDS)
     return _file(reply)
 

@@ -102,6 +102,29 @@ class Restorer:
         self._pool = pool
         self._embedding = embedding
 
+    async def _embedded(self, conn: sql.Conn, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The batch with each new row's embedding (``vector``, ``embedding_dim``, and the
+        fingerprint of the model that made it); rows already present are left as they are."""
+        wanted = [m for m in batch if m.get("embedding_model")]
+        new = await sql.absent(conn, [m["id"] for m in wanted]) if wanted else set()
+        todo = [m for m in wanted if m["id"] in new]
+        if not todo:
+            return batch
+        ids, vectors, model = await self._vectors(todo)
+        by_id = dict(zip(ids, vectors, strict=True))
+        out = []
+        for m in batch:
+            vector = by_id.get(m["id"])
+            if vector is not None:
+                m = {
+                    **m,
+                    "vector": "\\x" + vector.hex(),
+                    "embedding_dim": len(vector) // 4,
+                    "embedding_model": model,
+                }
+            out.append(m)
+        return out
+
     async def _vectors(self, rows: list[dict[str, Any]]) -> tuple[list[str], list[bytes], str]:
         """Each row's embedding: the one carried by the export (base64, float32) when it was
         made by the model running now (same fingerprint), else computed again."""
@@ -170,6 +193,8 @@ class Restorer:
         lineage: list[dict[str, Any]],
         dry_run: bool,
     ) -> None:
+        if not dry_run:
+            batch = await self._embedded(conn, batch)
         created = await sql.insert_memories(conn, batch, roots=True)
         created |= await sql.insert_memories(conn, batch, roots=False)
         missing = [m["id"] for m in batch if m["id"] not in created]
@@ -202,8 +227,4 @@ class Restorer:
         )
         if dry_run:
             return
-        embedded = [m for m in rows if m.get("embedding_model")]
-        if embedded:
-            ids, vectors, model = await self._vectors(embedded)
-            await sql.set_embeddings(conn, ids, vectors, model, len(vectors[0]) // 4)
         await sql.announce(conn, sorted(created), stored_event)

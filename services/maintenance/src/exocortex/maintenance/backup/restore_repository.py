@@ -24,7 +24,8 @@ _MEMORY_RECORD = """
     chunk_index int, content_hash text, keywords text, embedding_model text,
     useful_count int, expires_at timestamptz, provider text, model_id text, model_name text,
     agent text, session_id text, conversation_id text, metadata jsonb, enrichment_status text,
-    created_at timestamptz, updated_at timestamptz, version bigint
+    created_at timestamptz, updated_at timestamptz, version bigint,
+    vector bytea, embedding_dim int
 """
 _MEMORY_COLUMNS = """
     id, namespace, content, content_type, source, source_uri, importance, valence, is_active,
@@ -33,11 +34,13 @@ _MEMORY_COLUMNS = """
     enrichment_status, created_at, updated_at, version
 """
 
-# Roots first, then the rows under them (a parent restored by the first statement is visible to
-# the second). Consolidation and supersession links are set once every memory is in.
+# The embedding comes in each row as "vector" (bytea text, "\\x…") with its "embedding_dim", so
+# a restored row is written once. Roots first, then the rows under them (a parent restored by
+# the first statement is visible to the second). Consolidation and supersession links are set
+# once every memory is in.
 INSERT_MEMORIES = f"""
-INSERT INTO memories ({_MEMORY_COLUMNS})
-SELECT {_MEMORY_COLUMNS}
+INSERT INTO memories ({_MEMORY_COLUMNS}, embedding, embedding_dim)
+SELECT {_MEMORY_COLUMNS}, vector, embedding_dim
   FROM jsonb_to_recordset(%(rows)s::jsonb) AS r({_MEMORY_RECORD})
  WHERE (r.parent_id IS NULL) = %(roots)s
    AND (r.parent_id IS NULL OR EXISTS (SELECT 1 FROM memories p WHERE p.id = r.parent_id))
@@ -67,11 +70,9 @@ SELECT r.id, r.access_count, r.last_accessed_at
 ON CONFLICT DO NOTHING
 """
 
-SET_EMBEDDING = """
-UPDATE memories m
-   SET embedding = v.embedding, embedding_model = %(model)s, embedding_dim = %(dim)s
-  FROM unnest(%(ids)s::text[], %(vectors)s::bytea[]) AS v(id, embedding)
- WHERE m.id = v.id
+ABSENT = """
+SELECT r.id FROM unnest(%(ids)s::text[]) AS r(id)
+ WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = r.id)
 """
 
 SET_LINEAGE = """
@@ -247,12 +248,10 @@ async def add_tags_and_usage(conn: Conn, rows: list[dict[str, Any]], ids: set[st
     await conn.execute(INSERT_USAGE, params)
 
 
-async def set_embeddings(
-    conn: Conn, ids: list[str], vectors: list[bytes], model: str, dim: int
-) -> None:
-    await conn.execute(
-        SET_EMBEDDING, {"ids": TextArray(ids), "vectors": vectors, "model": model, "dim": dim}
-    )
+async def absent(conn: Conn, ids: list[str]) -> set[str]:
+    """The ids no memory has yet (the rows a restore may create)."""
+    cur = await conn.execute(ABSENT, {"ids": TextArray(ids)})
+    return {r["id"] for r in await cur.fetchall()}
 
 
 async def set_lineage(conn: Conn, rows: list[dict[str, Any]]) -> None:

@@ -70,7 +70,10 @@ class BackupServicer(backup_pb2_grpc.BackupServicer):
     async def CreateBackup(
         self, request: backup_pb2.CreateBackupRequest, context: Context
     ) -> backup_pb2.BackupFile:
-        return _file(await self._service.create(request.passphrase))
+        entry = await self._service.create(
+            request.passphrase, include_embeddings=request.include_embeddings
+        )
+        return _file(entry)
 
     async def ListBackups(
         self, request: backup_pb2.ListBackupsRequest, context: Context
