@@ -51,9 +51,17 @@ _ORG_SUFFIX = re.compile(
     r"\b((?:[A-Z][A-Za-z0-9&]+\s){1,3}(?:" + "|".join(ORG_SUFFIXES) + r"))\b\.?"
 )
 _ORG_BLOCK = frozenset({"The", "A", "An", "Our", "My", "This", "That", "Building", "Using"})
+# "First [M.] Last"; a surname may carry an apostrophe or a hyphen (O'Brien, Smith-Jones).
+_FULL_NAME = r"[A-Z][a-z]+(?:\s[A-Z]\.?)?\s(?:[A-Z]')?[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+# The cue may open a sentence ("Met Carlos Mendes at ..."); the name itself must be capitalised.
 _PERSON = re.compile(
-    r"\b(?:by|from|with|author|creator|founder|CEO|CTO|met|told|asked|said|name is|called)"
-    r"\s+([A-Z][a-z]+(?:\s[A-Z]\.?)?\s[A-Z][a-z]+)\b"
+    r"\b(?i:by|from|with|author|creator|founder|CEO|CTO|met|told|asked|said|name is|called|"
+    r"interviewed|thanks to|pair(?:ed)? with)"
+    rf"\s+({_FULL_NAME})\b"
+)
+# A name followed by what people do: "Zoe Martin from Globex asked ...", "Ada Lovelace said".
+_PERSON_BEFORE_CUE = re.compile(
+    rf"\b({_FULL_NAME})\s+(?:from|at|said|says|asked|told|suggested|wrote|thinks|mentioned)\b"
 )
 # The cue may open a sentence ("Shipped Atlas today"); the name itself must be capitalised.
 _PROJECT = re.compile(
@@ -90,23 +98,33 @@ def extract_entities(content: str) -> list[Entity]:
         if current is None or confidence > current.confidence:
             found[key] = Entity(name, kind, confidence)
 
+    # Where a technology is named, a shorter name inside it is not a mention of its own
+    # ("GitHub Actions" is not the company GitHub, "Spring Boot" not a second "Spring").
+    technology_spans: list[tuple[int, int]] = []
     for match in _TECH.finditer(content):
         add(TECHNOLOGIES[match.group(1).lower()], "technology", 0.9)
+        technology_spans.append(match.span(1))
     for match in _TECH_CASED.finditer(content):
-        add(match.group(1), "technology", 0.9)
+        start, end = match.span(1)
+        if not any(a <= start and end <= b for a, b in technology_spans):
+            add(match.group(1), "technology", 0.9)
     for match in _ORG_KNOWN.finditer(content):
-        if match.group(1).lower() not in found:
+        start, end = match.span(1)
+        inside = any(a <= start and end <= b for a, b in technology_spans)
+        if not inside and match.group(1).lower() not in found:
             add(match.group(1), "organization", 0.85)
     for match in _ORG_SUFFIX.finditer(content):
         name = match.group(1).strip()
         if name.split()[0] not in _ORG_BLOCK:
             add(name, "organization", 0.85)
-    for match in _PERSON.finditer(content):
-        name = match.group(1)
-        if not any(
-            part.lower() in TECHNOLOGIES or part.lower() in STOPWORDS for part in name.split()
-        ):
-            add(name, "person", 0.75)
+    for pattern in (_PERSON, _PERSON_BEFORE_CUE):
+        for match in pattern.finditer(content):
+            name = match.group(1)
+            if name.lower() not in found and not any(
+                part.lower() in TECHNOLOGIES or part.lower() in STOPWORDS or part in ORG_SUFFIXES
+                for part in name.split()
+            ):
+                add(name, "person", 0.75)
     for pattern in (_PROJECT, _PROJECT_SUFFIX, _PROJECT_LIST):
         for match in pattern.finditer(content):
             name = match.group(1).rstrip(".-")

@@ -31,7 +31,6 @@ TECHNOLOGIES: dict[str, str] = {
         "Hono",
         "Spring Boot",
         "PostgreSQL",
-        "Postgres",
         "MySQL",
         "SQLite",
         "MongoDB",
@@ -56,15 +55,11 @@ TECHNOLOGIES: dict[str, str] = {
         "AWS",
         "GCP",
         "Azure",
-        "Cloudflare",
-        "Vercel",
         "Netlify",
         "Linux",
         "macOS",
         "Windows",
         "Git",
-        "GitHub",
-        "GitLab",
         "gRPC",
         "GraphQL",
         "Protobuf",
@@ -73,7 +68,6 @@ TECHNOLOGIES: dict[str, str] = {
         "PyTorch",
         "TensorFlow",
         "ONNX",
-        "Hugging Face",
         "LangChain",
         "Claude",
         "GPT-4",
@@ -125,14 +119,47 @@ TECHNOLOGIES: dict[str, str] = {
         "Tauri",
         "Electron",
         "React Native",
+        # Build, CI, tooling and operations.
+        "GitHub Actions",
+        "GitLab CI",
+        "Jenkins",
+        "CircleCI",
+        "ruff",
+        "mypy",
+        "Trivy",
+        "Sentry",
+        "Keycloak",
+        "Traefik",
+        "Istio",
+        "Consul",
+        # Data and machine learning.
+        "Celery",
+        "Airflow",
+        "dbt",
+        "Spark",
+        "ClickHouse",
+        "Cassandra",
+        "Neo4j",
+        "Memcached",
+        "S3",
+        "Jupyter",
+        "NumPy",
+        "pandas",
+        "scikit-learn",
+        "vLLM",
+        "CUDA",
+        # Mobile and languages.
+        "Flutter",
+        "Dart",
     )
 }
 # Other spellings of the same technology.
-TECHNOLOGIES |= {"nextjs": "Next.js", "nodejs": "Node.js"}
+TECHNOLOGIES |= {"nextjs": "Next.js", "nodejs": "Node.js", "postgres": "PostgreSQL"}
 # Words that are ordinary English in lower case; only the capitalised form is the technology.
 CASE_SENSITIVE_TECHNOLOGIES = (
     "Go", "Rust", "Spring", "Express", "Flask", "Remix", "Bun", "Phoenix", "Rails", "Swift",
-    "Ruby", "Cargo", "Pip", "Brew", "Sass", "Expo", "REST",
+    "Ruby", "Cargo", "Pip", "Brew", "Sass", "Expo", "REST", "Chrome", "Firefox", "Safari",
+    "Kong", "Vault",
 )  # fmt: skip
 ORGANIZATIONS = (
     "Google", "Microsoft", "Apple", "Amazon", "Meta", "Netflix", "OpenAI", "Anthropic",
@@ -141,6 +168,7 @@ ORGANIZATIONS = (
     "Airbnb", "Spotify", "Slack", "Atlassian", "Salesforce", "Twitter", "LinkedIn", "Red Hat",
     "Canonical", "Docker Inc", "HashiCorp", "Databricks", "Snowflake", "Supabase", "Render",
     "NVIDIA", "Tesla", "SpaceX", "Confluent", "PlanetScale", "Neon", "Fly.io", "Railway",
+    "Datadog", "Elastic", "Adobe", "Dropbox", "Twilio", "Okta", "Zoom", "Heroku", "DigitalOcean",
 )  # fmt: skip
 ORG_SUFFIXES = (
     "Inc", "Corp", "LLC", "Ltd", "Co", "Foundation", "Labs", "Studio", "Solutions", "Group",
