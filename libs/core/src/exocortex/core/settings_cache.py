@@ -4,20 +4,13 @@ query on every store."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
+from exocortex.core.db.pool import Pool
 from exocortex.core.db.settings_store import load_settings
-
-Row = dict[str, Any]
 
 
 class SettingsCache:
-    def __init__(
-        self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Row]], ttl_seconds: float = 5.0
-    ) -> None:
+    def __init__(self, pool: Pool, ttl_seconds: float = 5.0) -> None:
         self._pool = pool
         self._ttl = ttl_seconds
         self._values: dict[str, str] = {}
