@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import RetrievalClient
+from exocortex.core.db.pool import Pool
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.maintenance.clients import IngestWriter, RetrievalAdmin
-
-Pool = AsyncConnectionPool[psycopg.AsyncConnection[dict[str, Any]]]
 
 
 @dataclass
