@@ -6,16 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from exocortex.api.limits import QUERY_MAX, SEARCH_LIMIT_MAX, TOKENS_MAX, TOKENS_MIN
 from exocortex.core import scope
 from exocortex.core.domain.tags import alias_map, expand_aliases
 from exocortex.core.domain.text import strip_private
 from exocortex.core.errors import InvalidArgument
 from exocortex.indexes.base import IndexFilter
 
-MAX_LIMIT = 100
-MAX_QUERY_CHARS = 4_000
+# The REST API's bounds (declared once in exocortex.api.limits), checked again for gRPC callers.
+MAX_LIMIT = SEARCH_LIMIT_MAX
+MAX_QUERY_CHARS = QUERY_MAX
 MAX_LINKED = 10
-MIN_TOKENS, MAX_TOKENS = 100, 100_000
+MIN_TOKENS, MAX_TOKENS = TOKENS_MIN, TOKENS_MAX
 
 
 @dataclass(frozen=True)
