@@ -154,8 +154,12 @@ async def test_backup_wipe_restore_gives_back_the_same_store(
     assert await _export(api, namespace) == before
 
     # The export document itself is accepted by POST /api/memories/import, restored the same way.
+    # (this time with embeddings, which the import reuses: the same model made them).
+    document = (
+        await api.get("/api/export", params={"namespace": namespace, "include_embeddings": True})
+    ).json()
+    assert all("embedding" in m for m in document["memories"] if m["embedding_model"])
     await _wipe(stack_db, namespace)
-    document = {"exported_at": "2026-12-01T00:00:00+00:00", **before}
     dry_import = await api.post("/api/memories/import", params={"dry_run": True}, json=document)
     assert dry_import.status_code == 200, dry_import.text
     assert dry_import.json()["dry_run"] is True
@@ -165,6 +169,7 @@ async def test_backup_wipe_restore_gives_back_the_same_store(
     report = imported.json()
     assert report["sections"]["memories"]["created"] == len(before["memories"])
     assert await _export(api, namespace) == before
+    assert await _embeddings(stack_db, namespace) == embedded_before
     second = (await api.post("/api/memories/import", json=document)).json()
     assert all(s["created"] == 0 for s in second["sections"].values())
 

@@ -83,11 +83,18 @@ async def export(
             description="Only this namespace (default: all).",
         ),
     ] = None,
+    include_embeddings: Annotated[
+        bool,
+        Query(description="Also each memory's embedding (base64 of its float32 bytes)."),
+    ] = False,
 ) -> StreamingResponse:
-    """A JSON backup: memories with every field (not embeddings), links, entities, goals,
-    milestones, goal links, contradictions, consolidations and settings (secrets masked)."""
+    """A JSON backup: memories with every field (embeddings only if asked), links, entities,
+    goals, milestones, goal links, contradictions, consolidations and settings (secrets
+    masked). POST /api/memories/import restores it exactly."""
     stream = backends.export.ExportData(
-        admin_pb2.ExportRequest(namespace=namespace or "", batch_size=500)
+        admin_pb2.ExportRequest(
+            namespace=namespace or "", batch_size=500, include_embeddings=include_embeddings
+        )
     )
     # Read the first batch before answering, so an unreachable service is a 503 problem rather
     # than a broken download.

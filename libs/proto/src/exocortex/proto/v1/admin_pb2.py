@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x65xocortex/v1/admin.proto\x12\x0c\x65xocortex.v1\"\x14\n\x12GetSettingsRequest\"\x87\x01\n\x15UpdateSettingsRequest\x12?\n\x06values\x18\x01 \x03(\x0b\x32/.exocortex.v1.UpdateSettingsRequest.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"}\n\x10SettingsResponse\x12:\n\x06values\x18\x01 \x03(\x0b\x32*.exocortex.v1.SettingsResponse.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"T\n\x18ResolveNamespacesRequest\x12\x12\n\nmemory_ids\x18\x01 \x03(\t\x12\x10\n\x08goal_ids\x18\x02 \x03(\t\x12\x12\n\nentity_ids\x18\x03 \x03(\t\"\x80\x03\n\x19ResolveNamespacesResponse\x12G\n\x08memories\x18\x01 \x03(\x0b\x32\x35.exocortex.v1.ResolveNamespacesResponse.MemoriesEntry\x12\x41\n\x05goals\x18\x02 \x03(\x0b\x32\x32.exocortex.v1.ResolveNamespacesResponse.GoalsEntry\x12G\n\x08\x65ntities\x18\x03 \x03(\x0b\x32\x35.exocortex.v1.ResolveNamespacesResponse.EntitiesEntry\x1a/\n\rMemoriesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a,\n\nGoalsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a/\n\rEntitiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"6\n\rExportRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x12\n\nbatch_size\x18\x02 \x01(\x05\"2\n\x0b\x45xportBatch\x12\x0f\n\x07section\x18\x01 \x01(\t\x12\x12\n\nitems_json\x18\x02 \x03(\t2\x95\x02\n\x05\x41\x64min\x12O\n\x0bGetSettings\x12 .exocortex.v1.GetSettingsRequest\x1a\x1e.exocortex.v1.SettingsResponse\x12U\n\x0eUpdateSettings\x12#.exocortex.v1.UpdateSettingsRequest\x1a\x1e.exocortex.v1.SettingsResponse\x12\x64\n\x11ResolveNamespaces\x12&.exocortex.v1.ResolveNamespacesRequest\x1a\'.exocortex.v1.ResolveNamespacesResponse2P\n\x06\x45xport\x12\x46\n\nExportData\x12\x1b.exocortex.v1.ExportRequest\x1a\x19.exocortex.v1.ExportBatch0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x65xocortex/v1/admin.proto\x12\x0c\x65xocortex.v1\"\x14\n\x12GetSettingsRequest\"\x87\x01\n\x15UpdateSettingsRequest\x12?\n\x06values\x18\x01 \x03(\x0b\x32/.exocortex.v1.UpdateSettingsRequest.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"}\n\x10SettingsResponse\x12:\n\x06values\x18\x01 \x03(\x0b\x32*.exocortex.v1.SettingsResponse.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"T\n\x18ResolveNamespacesRequest\x12\x12\n\nmemory_ids\x18\x01 \x03(\t\x12\x10\n\x08goal_ids\x18\x02 \x03(\t\x12\x12\n\nentity_ids\x18\x03 \x03(\t\"\x80\x03\n\x19ResolveNamespacesResponse\x12G\n\x08memories\x18\x01 \x03(\x0b\x32\x35.exocortex.v1.ResolveNamespacesResponse.MemoriesEntry\x12\x41\n\x05goals\x18\x02 \x03(\x0b\x32\x32.exocortex.v1.ResolveNamespacesResponse.GoalsEntry\x12G\n\x08\x65ntities\x18\x03 \x03(\x0b\x32\x35.exocortex.v1.ResolveNamespacesResponse.EntitiesEntry\x1a/\n\rMemoriesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a,\n\nGoalsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a/\n\rEntitiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"R\n\rExportRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x12\n\nbatch_size\x18\x02 \x01(\x05\x12\x1a\n\x12include_embeddings\x18\x03 \x01(\x08\"2\n\x0b\x45xportBatch\x12\x0f\n\x07section\x18\x01 \x01(\t\x12\x12\n\nitems_json\x18\x02 \x03(\t2\x95\x02\n\x05\x41\x64min\x12O\n\x0bGetSettings\x12 .exocortex.v1.GetSettingsRequest\x1a\x1e.exocortex.v1.SettingsResponse\x12U\n\x0eUpdateSettings\x12#.exocortex.v1.UpdateSettingsRequest\x1a\x1e.exocortex.v1.SettingsResponse\x12\x64\n\x11ResolveNamespaces\x12&.exocortex.v1.ResolveNamespacesRequest\x1a\'.exocortex.v1.ResolveNamespacesResponse2P\n\x06\x45xport\x12\x46\n\nExportData\x12\x1b.exocortex.v1.ExportRequest\x1a\x19.exocortex.v1.ExportBatch0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -63,11 +63,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RESOLVENAMESPACESRESPONSE_ENTITIESENTRY']._serialized_start=753
   _globals['_RESOLVENAMESPACESRESPONSE_ENTITIESENTRY']._serialized_end=800
   _globals['_EXPORTREQUEST']._serialized_start=802
-  _globals['_EXPORTREQUEST']._serialized_end=856
-  _globals['_EXPORTBATCH']._serialized_start=858
-  _globals['_EXPORTBATCH']._serialized_end=908
-  _globals['_ADMIN']._serialized_start=911
-  _globals['_ADMIN']._serialized_end=1188
-  _globals['_EXPORT']._serialized_start=1190
-  _globals['_EXPORT']._serialized_end=1270
+  _globals['_EXPORTREQUEST']._serialized_end=884
+  _globals['_EXPORTBATCH']._serialized_start=886
+  _globals['_EXPORTBATCH']._serialized_end=936
+  _globals['_ADMIN']._serialized_start=939
+  _globals['_ADMIN']._serialized_end=1216
+  _globals['_EXPORT']._serialized_start=1218
+  _globals['_EXPORT']._serialized_end=1298
 # @@protoc_insertion_point(module_scope)

@@ -236,18 +236,22 @@ class ExportRequest(_message.Message):
 
     NAMESPACE_FIELD_NUMBER: _builtins.int
     BATCH_SIZE_FIELD_NUMBER: _builtins.int
+    INCLUDE_EMBEDDINGS_FIELD_NUMBER: _builtins.int
     namespace: _builtins.str
     """Empty: every namespace."""
     batch_size: _builtins.int
+    include_embeddings: _builtins.bool
+    """Also each memory's embedding ("embedding": base64 of the float32 bytes)."""
     def __init__(
         self,
         *,
         namespace: _builtins.str = ...,
         batch_size: _builtins.int = ...,
+        include_embeddings: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_size", b"batch_size", "namespace", b"namespace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_size", b"batch_size", "include_embeddings", b"include_embeddings", "namespace", b"namespace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

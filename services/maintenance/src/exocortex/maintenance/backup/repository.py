@@ -10,8 +10,6 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from exocortex.core.db.arrays import TextArray
-
 Pool = AsyncConnectionPool[psycopg.AsyncConnection[dict[str, Any]]]
 _LOCK_KEY = "exocortex.backup.scheduled"
 
@@ -34,17 +32,3 @@ class BackupLock:
             finally:
                 if mine:
                     await conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (_LOCK_KEY,))
-
-
-async def embeddings(pool: Pool, ids: list[str]) -> dict[str, tuple[str, bytes]]:
-    """Each memory's embedding with the fingerprint of the model that made it (rows without one
-    are left out)."""
-    async with pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT id, embedding_model, embedding FROM memories"
-            " WHERE id = ANY(%s) AND embedding IS NOT NULL AND embedding_model IS NOT NULL",
-            (TextArray(ids),),
-        )
-        return {
-            r["id"]: (r["embedding_model"], bytes(r["embedding"])) for r in await cur.fetchall()
-        }

@@ -4,12 +4,10 @@ retention of scheduled ones, and export the Obsidian vault."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import itertools
 import json
 import os
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,11 +16,10 @@ from typing import Any
 from exocortex.core import scope
 from exocortex.core.errors import InvalidArgument, PermissionDenied
 from exocortex.core.logging import get_logger
-from exocortex.maintenance.backup import crypto, document, files, repository
+from exocortex.maintenance.backup import crypto, document, files
 from exocortex.maintenance.backup.exporter import ExportSource
 from exocortex.maintenance.backup.files import BackupEntry
 from exocortex.maintenance.backup.obsidian import ObsidianExporter, ObsidianReport
-from exocortex.maintenance.backup.repository import Pool
 from exocortex.maintenance.backup.restore import Restorer, RestoreReport, items_of
 from exocortex.maintenance.backup.settings import BackupSettings
 
@@ -54,15 +51,12 @@ class BackupService:
         settings: BackupSettings,
         obsidian: ObsidianExporter,
         restorer: Restorer,
-        pool: Pool,
     ) -> None:
         self._source = source
         self.folder = data_dir / "backups"
         self._settings = settings
         self._obsidian = obsidian
         self._restorer = restorer
-        self._pool = pool
-        self._embeddings = repository.embeddings
 
     def _passphrase(self, given: str) -> str:
         if given:
@@ -76,27 +70,6 @@ class BackupService:
                 field="passphrase",
             )
         return self._settings.passphrase.get_secret_value()
-
-    async def _with_embeddings(
-        self, batches: AsyncIterator[tuple[str, list[str]]]
-    ) -> AsyncIterator[tuple[str, list[str]]]:
-        """Each exported memory gets ``"embedding"`` (base64 of the float32 bytes) when the row
-        still carries the embedding of the model the export names, so a restore on the same
-        model needs no embedding call."""
-        async for section, items in batches:
-            if section != "memories" or not items:
-                yield section, items
-                continue
-            rows = [json.loads(item) for item in items]
-            found = await self._embeddings(self._pool, [r["id"] for r in rows])
-            out = []
-            for item, row in zip(items, rows, strict=True):
-                model, vector = found.get(row["id"], (None, b""))
-                if model is not None and model == row.get("embedding_model"):
-                    # The export's own bytes stay as they are; the field goes at the end.
-                    item = f'{item[:-1]},"embedding":"{base64.b64encode(vector).decode()}"}}'
-                out.append(item)
-            yield section, out
 
     async def create(
         self, passphrase: str = "", *, scheduled: bool = False, include_embeddings: bool = False
@@ -114,10 +87,7 @@ class BackupService:
                 doc = document.DocumentWriter(
                     writer.write, {"exported_at": now.isoformat(), "namespace": None}
                 )
-                batches = self._source.batches()
-                if include_embeddings:
-                    batches = self._with_embeddings(batches)
-                async for section, items in batches:
+                async for section, items in self._source.batches(embeddings=include_embeddings):
                     doc.batch(section, items)
                 counts = doc.finish()
                 writer.close()

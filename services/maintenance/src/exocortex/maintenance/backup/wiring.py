@@ -57,7 +57,6 @@ def attach(
         backup,
         ObsidianExporter(ObsidianRepository(pool), vault),
         Restorer(pool, EmbeddingClient(embedding, timeout=300.0)),
-        pool,
     )
     servicer.attach(service)
     if not backup.schedule:

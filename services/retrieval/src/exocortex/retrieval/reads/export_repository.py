@@ -8,7 +8,7 @@ from typing import Any
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.db.settings_store import load_settings
-from exocortex.core.repositories.memories import SELECT_MEMORY
+from exocortex.core.repositories.memories import SELECT_MEMORY, SELECT_MEMORY_WITH_EMBEDDING
 
 # (section, query without the namespace filter, query with it). Ordered so a restore can insert
 # in this order without breaking a reference.
@@ -80,8 +80,15 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
 SECTIONS = (*(name for name, _, _ in _SECTIONS), "settings")
 
 
+# The memories section with each row's embedding (bytes), for an export that keeps them.
+_MEMORIES_WITH_EMBEDDING = (
+    f"{SELECT_MEMORY_WITH_EMBEDDING} ORDER BY m.created_at, m.id",
+    f"{SELECT_MEMORY_WITH_EMBEDDING} WHERE m.namespace = %(ns)s ORDER BY m.created_at, m.id",
+)
+
+
 async def stream(
-    pool: Pool, namespace: str, batch_size: int
+    pool: Pool, namespace: str, batch_size: int, *, embeddings: bool = False
 ) -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
     """(section, rows) in section order, every section at least once (maybe empty), then
     ``("settings", [settings])`` read in the same snapshot. Empty ``namespace``: every one."""
@@ -89,6 +96,8 @@ async def stream(
         # One snapshot for the whole backup, so sections agree with each other.
         await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         for index, (section, everything, scoped) in enumerate(_SECTIONS):
+            if section == "memories" and embeddings:
+                everything, scoped = _MEMORIES_WITH_EMBEDDING
             query = scoped if namespace else everything
             sent = False
             async with conn.cursor(name=f"export_{index}") as cur:

@@ -25,7 +25,7 @@ class ExportServicer(admin_pb2_grpc.ExportServicer):
         # The shared interceptor maps errors of unary calls only; a stream maps its own.
         try:
             async for section, items in self._service.batches(
-                request.namespace, request.batch_size
+                request.namespace, request.batch_size, embeddings=request.include_embeddings
             ):
                 yield admin_pb2.ExportBatch(section=section, items_json=items)
         except ExoError as err:
