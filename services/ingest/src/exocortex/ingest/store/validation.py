@@ -5,24 +5,27 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, get_args
 
+from exocortex.api.limits import NAMESPACE_MAX, NAMESPACE_PATTERN, TAG_CHARS_MAX, TAGS_MAX
+from exocortex.api.vocabulary import ContentType, Source
 from exocortex.core import scope
 from exocortex.core.domain.text import strip_private_field, strip_private_json
 from exocortex.core.errors import InvalidArgument, TooLarge
 
-CONTENT_TYPES = ("text", "note", "decision", "conversation", "summary")
-SOURCES = ("manual", "cli", "api", "mcp", "browser", "import", "consolidation", "digest")
-_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-MAX_TAGS = 50
+# The API's vocabularies and limits (exocortex.api), checked again for every entry point.
+CONTENT_TYPES: tuple[str, ...] = get_args(ContentType)
+SOURCES: tuple[str, ...] = get_args(Source)
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+MAX_TAGS = TAGS_MAX
 
 
 def check_namespace(namespace: str) -> str:
     value = namespace.strip() or "default"
-    if not _NAMESPACE.match(value):
+    if len(value) > NAMESPACE_MAX or not _NAMESPACE.match(value):
         raise InvalidArgument(
-            "namespace must be 1-128 characters of letters, digits, '.', '_', ':' or '-', "
-            "starting with a letter or digit",
+            f"namespace must be 1-{NAMESPACE_MAX} characters of letters, digits, '.', '_', ':' "
+            "or '-', starting with a letter or digit",
             field="namespace",
         )
     # Every write names its namespace through here: the caller's key must allow it.
@@ -85,5 +88,5 @@ def check_tags(tags: list[str]) -> None:
     if len(tags) > MAX_TAGS:
         raise InvalidArgument(f"at most {MAX_TAGS} tags per memory", field="tags")
     for i, tag in enumerate(tags):
-        if len(tag) > 100:
-            raise InvalidArgument("a tag is at most 100 characters", field=f"tags.{i}")
+        if len(tag) > TAG_CHARS_MAX:
+            raise InvalidArgument(f"a tag is at most {TAG_CHARS_MAX} characters", field=f"tags.{i}")
