@@ -95,6 +95,10 @@ def test_every_page_is_reachable_from_the_navigation_by_keyboard(
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", level=1)).to_have_text("Analytics")
+    # "/" on the memories page jumps to the search box.
+    nav.get_by_role("link", name="Memories").click()
+    page.locator("body").press("/")
+    expect(page.get_by_role("searchbox", name="Search memories")).to_be_focused()
     assert console.errors == []
 
 

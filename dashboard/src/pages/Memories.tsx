@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useSearchParams } from "react-router-dom";
 import { api, unwrap, type Memory, type SearchResult } from "../api/client";
 import { useAccess } from "../auth";
@@ -32,6 +32,19 @@ export function Memories() {
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [bulkTag, setBulkTag] = useState("");
   const [notice, setNotice] = useState<string | null>(null);
+  const searchBox = useRef<HTMLInputElement>(null);
+
+  // "/" jumps to the search box from anywhere on the page but a text field.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement;
+      if (e.key !== "/" || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName)) return;
+      e.preventDefault();
+      searchBox.current?.focus();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
 
   const state = useLoad<Found>(async () => {
     const dates = { after: after || null, before: before || null };
@@ -115,8 +128,10 @@ export function Memories() {
         <label className="grow">
           <span className="sr-only">Search memories</span>
           <input
+            ref={searchBox}
             type="search"
             name="q"
+            aria-keyshortcuts="/"
             placeholder="Search memories (hybrid: meaning + keywords)…"
             value={draft}
             onChange={(e) => setDraft(e.target.value)}
