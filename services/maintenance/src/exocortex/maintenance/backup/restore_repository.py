@@ -260,11 +260,18 @@ async def set_lineage(conn: Conn, rows: list[dict[str, Any]]) -> None:
 
 async def announce(conn: Conn, ids: list[str], event: Any) -> None:
     """A stored event per restored root memory (with its chunks), in the same transaction, so
-    the indexes pick the memories up as they do any store."""
+    the indexes pick the memories up as they do any store. One insert for the batch's events
+    and one notification to the relay (``outbox.enqueue`` writes one event at a time)."""
     cur = await conn.execute(CHANGED, {"ids": TextArray(ids)})
-    for row in await cur.fetchall():
-        subject, payload = event(row)
-        await outbox.enqueue(conn, subject, payload)
+    events = [event(row) for row in await cur.fetchall()]
+    if not events:
+        return
+    await conn.execute(
+        "INSERT INTO outbox (subject, payload, headers) SELECT s, p, '{}'::jsonb"
+        " FROM unnest(%(subjects)s::text[], %(payloads)s::bytea[]) AS e(s, p)",
+        {"subjects": TextArray(s for s, _ in events), "payloads": [p for _, p in events]},
+    )
+    await conn.execute("SELECT pg_notify(%s, '')", (outbox.NOTIFY_CHANNEL,))
 
 
 async def insert_section(conn: Conn, section: str, rows: list[dict[str, Any]]) -> set[str]:
