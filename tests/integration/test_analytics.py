@@ -173,7 +173,8 @@ async def test_a_repeated_miss_in_an_empty_namespace_is_one_query_counted_twice(
         reply = await api.post(
             "/api/memories/search", json={"query": query, "namespace": namespace}
         )
-        assert reply.status_code == 200 and reply.json()["results"] == []
+        assert reply.status_code == 200
+        assert reply.json()["results"] == []
     misses = await _misses(api, namespace, 3)
     assert [(m["query"], m["count"]) for m in misses] == [
         ("kubernetes ingress setup", 2),
@@ -209,9 +210,7 @@ async def test_a_scoped_key_sees_only_its_namespaces(keyed: Keyed, stack_db: Db)
     )
     mine = (await keyed.ro.get("/api/analytics/summary")).json()
     assert mine["totalActive"] == 7
-    both = (
-        await keyed.admin.get("/api/analytics/summary", params={"namespace": keyed.b})
-    ).json()
+    both = (await keyed.admin.get("/api/analytics/summary", params={"namespace": keyed.b})).json()
     assert both["totalActive"] == 7
     refused = await keyed.ro.get("/api/analytics/summary", params={"namespace": keyed.b})
     assert refused.status_code == 403
