@@ -26,7 +26,8 @@ TABLES = {
     "memory_entities", "memory_links", "goals", "goal_milestones", "goal_links", "access_log",
     "search_impressions", "memory_usage", "co_retrievals", "search_misses", "consolidations",
     "contradictions", "settings", "retrieval_regression_baselines", "retrieval_regression_runs",
-    "observability_counters", "job_runs", "outbox", "pending_fetches",
+    "observability_counters", "job_runs", "outbox", "pending_fetches", "memory_audit",
+    "importance_marks",
 }  # fmt: skip
 
 
