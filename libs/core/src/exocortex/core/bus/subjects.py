@@ -31,5 +31,12 @@ def dead_letter_subject(durable: str) -> str:
     return f"dlq.{durable}"
 
 
+def indexed_subject(projector_durable: str) -> str:
+    """Core NATS, outside the stream's ``exo.>`` so nothing keeps it: the memory versions a
+    retrieval replica just made searchable, for the replicas that share its indexes (the same
+    projector durable) to release their waiters."""
+    return f"retrieval.indexed.{projector_durable}"
+
+
 MSG_ID_HEADER = "Nats-Msg-Id"
 CORRELATION_HEADER = "X-Correlation-Id"
