@@ -1,6 +1,13 @@
-import asyncio
+"""Read-your-writes waits: released at once by a version applied here or announced by another
+replica, by the shared index when the wait starts or at a poll, and never by an older version."""
 
-from exocortex.retrieval.projection.waiters import IndexedVersions
+import asyncio
+import time
+
+import pytest
+
+from exocortex.retrieval.projection.events import decode, encode
+from exocortex.retrieval.projection.waiters import IndexedVersions, wait_until_indexed
 
 
 async def test_wait_returns_when_version_is_marked() -> None:
@@ -26,3 +33,82 @@ def test_older_version_never_lowers_the_mark() -> None:
     versions.mark("m1", 3)
     versions.mark("m1", 2)
     assert versions.get("m1") == 3
+
+
+class Index:
+    """The version the shared index holds for each memory, and how often it was asked."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, int] = {}
+        self.asked = 0
+
+    async def stored(self, memory_id: str) -> int:
+        self.asked += 1
+        return self.held.get(memory_id, 0)
+
+
+async def test_a_version_applied_here_answers_without_asking_the_index() -> None:
+    versions, index = IndexedVersions(), Index()
+    versions.mark("m1", 2)
+    assert await wait_until_indexed(versions, index.stored, "m1", 2, 5.0) is True
+    assert index.asked == 0
+
+
+async def test_an_unknown_memory_already_in_the_index_answers_at_once() -> None:
+    # Applied by another replica before this one listened: the index is the shared fact.
+    versions, index = IndexedVersions(), Index()
+    index.held["m1"] = 3
+    assert await wait_until_indexed(versions, index.stored, "m1", 3, 5.0) is True
+    assert index.asked == 1
+    assert versions.get("m1") == 3  # remembered: the next wait for it needs no look
+
+
+async def test_an_announcement_releases_the_wait_before_the_next_poll() -> None:
+    versions, index = IndexedVersions(), Index()
+    start = time.monotonic()
+    waiter = asyncio.create_task(
+        wait_until_indexed(versions, index.stored, "m1", 1, 5.0, poll_seconds=5.0)
+    )
+    await asyncio.sleep(0.05)
+    assert not waiter.done()
+    versions.mark("m1", 1)  # what IndexedAnnouncements does on a replica's message
+    assert await waiter is True
+    assert time.monotonic() - start < 1.0
+    assert index.asked == 1  # only the look at the start
+
+
+async def test_a_lost_announcement_costs_one_poll_not_the_deadline() -> None:
+    versions, index = IndexedVersions(), Index()
+    versions.mark("m1", 1)  # known here, so no look at the start
+    waiter = asyncio.create_task(
+        wait_until_indexed(versions, index.stored, "m1", 2, 10.0, poll_seconds=0.1)
+    )
+    await asyncio.sleep(0.05)
+    index.held["m1"] = 2  # another replica applied it; its announcement never came
+    start = time.monotonic()
+    assert await waiter is True
+    assert time.monotonic() - start < 1.0
+
+
+async def test_a_version_never_applied_is_not_indexed_at_the_deadline() -> None:
+    versions, index = IndexedVersions(), Index()
+    start = time.monotonic()
+    assert await wait_until_indexed(versions, index.stored, "m1", 1, 0.3, poll_seconds=0.1) is False
+    assert 0.3 <= time.monotonic() - start < 1.0
+    assert index.asked >= 3  # at the start, at each poll and at the deadline
+
+
+async def test_an_older_version_in_the_index_does_not_satisfy_a_newer_wait() -> None:
+    versions, index = IndexedVersions(), Index()
+    index.held["m1"] = 1
+    assert (
+        await wait_until_indexed(versions, index.stored, "m1", 2, 0.2, poll_seconds=0.05) is False
+    )
+
+
+def test_announcements_round_trip_and_reject_other_messages() -> None:
+    assert decode(encode("replica-a", {"m1": 2, "m2": 7})) == ("replica-a", {"m1": 2, "m2": 7})
+    with pytest.raises(ValueError, match="not an indexed-versions announcement"):
+        decode(b'{"origin": "x"}')
+    with pytest.raises(ValueError, match="Expecting value"):
+        decode(b"not json")

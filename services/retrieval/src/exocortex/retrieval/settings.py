@@ -5,6 +5,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field
 
+from exocortex.core.bus import subjects
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
 
 
@@ -24,6 +25,15 @@ class RetrievalSettings(GrpcServiceSettings):
     meili_master_key: str | None = None
     db_pool_size: int = 10
     projector_batch: int = 256
+    # The JetStream durable the projector consumes through. Replicas on the same index servers
+    # share it, so each event is applied once whichever replica takes it; a second deployment
+    # with indexes of its own (e.g. a rebuild beside the live one) needs a name of its own.
+    # The embedded engines are opened by one process only.
+    projector_durable: str = Field(
+        default=subjects.RETRIEVAL_PROJECTOR,
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        validation_alias=AliasChoices("EXO_RETRIEVAL_PROJECTOR_DURABLE"),
+    )
     # The embedded vector engine's flush (segments to disk; applied writes already survive a
     # crash of the process through its write-ahead log) stalls searches for 30-50 ms, so it
     # runs once searches pause, and at the latest this long after the first unflushed write.

@@ -8,7 +8,7 @@ latest state, and an older event can never overwrite a newer projection.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -25,6 +25,11 @@ IndexKind = Literal["vector", "keyword"]
 # Why the reconciler rewrote a document: absent from the index, held at another version than
 # Postgres, or held although its row is archived, expired, deleted or (vector) has no vector.
 Reason = Literal["missing", "stale", "orphaned"]
+# Told the versions a batch made searchable (memory id -> version), once waiters here are
+# released: the other replicas sharing the indexes release theirs (see events.IndexedAnnouncements).
+Announce = Callable[[Mapping[str, int]], Awaitable[None]]
+# The version a removed memory is marked at: any waiter for it is satisfied by the removal.
+REMOVED_VERSION = 2**62
 
 
 @dataclass(frozen=True)
@@ -66,11 +71,13 @@ class Projector:
         vector_index: VectorIndex,
         keyword_index: KeywordIndex,
         versions: IndexedVersions,
+        announce: Announce | None = None,
     ) -> None:
         self._pool = pool
         self._vector = vector_index
         self._keyword = keyword_index
         self._versions = versions
+        self._announce = announce
         # One batch at a time: the embedded engines have a single writer.
         self._lock = asyncio.Lock()
 
@@ -98,7 +105,9 @@ class Projector:
             # flush stalls every search for 30-50 ms, and the owner runs it once searches
             # pause (see app.maintain_vector_index).
             await self._keyword.flush()
-            self._release_waiters(ids, rows, events)
+            applied = self._release_waiters(ids, rows, events)
+        if self._announce is not None:
+            await self._announce(applied)
 
     async def repair(self, kind: IndexKind, ids: Sequence[str]) -> dict[str, Reason]:
         """Make one index agree with Postgres for ``ids`` (suspects found by the reconciler):
@@ -143,15 +152,21 @@ class Projector:
         ids: dict[str, None],
         rows: dict[str, MemoryRecord],
         events: Sequence[MemoryChange],
-    ) -> None:
+    ) -> dict[str, int]:
+        """Mark what the batch made searchable (releasing this process's waiters at once) and
+        return it, by memory id."""
+        applied: dict[str, int] = {}
         event_versions = {(e.memory_id, e.version) for e in events}
         now = datetime.now(UTC)
         for row in rows.values():
             version = int(row.version)
             self._versions.mark(row.id, version)
+            applied[row.id] = version
             if (row.id, version) in event_versions:
                 # Only for the version an event announced: replays would inflate it.
                 metrics.TIME_TO_SEARCHABLE.observe(max(0.0, (now - row.updated_at).total_seconds()))
         for missing in (i for i in ids if i not in rows):
             # Deleted rows: any waiter for them is satisfied by the removal.
-            self._versions.mark(missing, 2**62)
+            self._versions.mark(missing, REMOVED_VERSION)
+            applied[missing] = REMOVED_VERSION
+        return applied

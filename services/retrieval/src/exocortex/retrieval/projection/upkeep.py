@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from contextlib import suppress
 
-from exocortex.core.bus import subjects
 from exocortex.core.bus.client import DurableConsumer
 from exocortex.core.db.pool import open_pool
 from exocortex.core.logging import get_logger
@@ -32,9 +31,7 @@ async def report_gauges(
     try:
         while not stop.is_set():
             with suppress(Exception):
-                metrics.CONSUMER_LAG.labels(subjects.RETRIEVAL_PROJECTOR).set(
-                    await consumer.pending()
-                )
+                metrics.CONSUMER_LAG.labels(consumer.durable).set(await consumer.pending())
             with suppress(Exception):
                 metrics.INDEX_DOCUMENTS.labels("vector").set(await vector_index.count())
                 metrics.INDEX_DOCUMENTS.labels("keyword").set(await keyword_index.count())

@@ -1,13 +1,31 @@
-"""Read-your-writes: callers wait until a memory version is visible to search."""
+"""Read-your-writes: callers wait until a memory version is visible to search.
+
+Whichever replica is asked answers: the versions this process applied are marked here at once
+(no round trip), versions another replica applied arrive as its announcements (see
+``events.IndexedAnnouncements``), and the index itself, shared when the engines are servers,
+is asked when the wait starts and every ``poll_seconds`` while it lasts, so an announcement
+sent before this process listened, or lost while NATS was away, costs one poll, not the
+deadline.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
+
+# Projected version of one memory as an index holds it now (0 when it holds none).
+StoredVersion = Callable[[str], Awaitable[int]]
+
+# How often a wait asks the index while no announcement came: bounds what a lost announcement
+# costs; a version applied here or announced releases the wait at once.
+POLL_SECONDS = 1.0
 
 
 class IndexedVersions:
-    """Highest version of each memory applied to both indexes by this process.
+    """Highest version of each memory applied to both indexes, by this process or (announced)
+    by another replica sharing the indexes.
 
     Only recent writes are waited on, so the map is bounded: older entries are dropped once it
     grows large (a wait for a dropped id falls back to reading the index's stored versions).
@@ -58,3 +76,36 @@ class IndexedVersions:
                 entries[:] = [(v, f) for v, f in entries if f is not future]
                 if not entries:
                     del self._waiters[memory_id]
+
+
+async def wait_until_indexed(
+    versions: IndexedVersions,
+    stored: StoredVersion,
+    memory_id: str,
+    version: int,
+    within_seconds: float,
+    *,
+    poll_seconds: float = POLL_SECONDS,
+) -> bool:
+    """Whether ``version`` of the memory is searchable, waiting up to ``within_seconds``."""
+    known = versions.get(memory_id)
+    if known is not None and known >= version:
+        return True
+    deadline = time.monotonic() + within_seconds
+    # A memory this process has heard of will be announced again when it changes, so only an
+    # unknown one needs the index asked before the wait (applied elsewhere before this
+    # process listened, or before a restart); the last check runs at the deadline regardless.
+    ask = known is None
+    while True:
+        if ask:
+            held = await stored(memory_id)
+            if held >= version:
+                versions.mark(memory_id, held)
+                return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        slice_seconds = min(poll_seconds, remaining)
+        if await versions.wait(memory_id, version, slice_seconds):
+            return True
+        ask = True
