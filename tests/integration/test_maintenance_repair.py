@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import search, store
 
 
@@ -142,3 +144,67 @@ async def test_health_checks_are_eight_and_graded(api: httpx.AsyncClient, namesp
     assert checks["tag_sparsity"]["status"] == "critical"  # 1 of 1 untagged
     assert checks["growth_stall"]["status"] == "ok"
     assert body["overall"] == "critical"
+
+
+async def _reconciled_once(stack: Stack) -> None:
+    """Wait for retrieval's start-up reconcile, so the repairs below are the reindex job's."""
+    port = stack.config.metrics_ports["retrieval"]
+    async with httpx.AsyncClient(timeout=5.0) as client:
+        for _ in range(600):
+            text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+            for family in text_string_to_metric_families(text):
+                if family.name == "exo_reconciler_last_run_timestamp_seconds" and any(
+                    s.value > 0 for s in family.samples
+                ):
+                    return
+            await asyncio.sleep(0.5)
+    raise AssertionError("retrieval's start-up reconcile never ran")
+
+
+async def test_reindex_restores_search_over_a_damaged_index(
+    api: httpx.AsyncClient, namespace: str, stack_db: Any, exo_stack: Stack
+) -> None:
+    """A row the indexes lost (added behind the projector's back, no event) is not found, and a
+    changed row is stale in both indexes, until the reindex job has retrieval reconcile them."""
+    await _reconciled_once(exo_stack)
+    kept = await store(api, namespace, "The greenhouse thermostat was recalibrated in spring.")
+    row = await (await stack_db.execute("SELECT * FROM memories WHERE id = %s", (kept,))).fetchone()
+    # A copy of the row under a new id, and a new word in the original: neither reached the
+    # indexes (no event).
+    lost = f"01LOST{namespace[-12:].upper()}00000000"[:26]
+    await stack_db.execute(
+        "INSERT INTO memories (id, namespace, content, embedding, embedding_model, embedding_dim,"
+        " content_hash) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (
+            lost,
+            namespace,
+            "Orchard ladder qx9orchard is stored behind the barn.",
+            row["embedding"],
+            row["embedding_model"],
+            row["embedding_dim"],
+            "lost-" + namespace,
+        ),
+    )
+    await stack_db.execute(
+        "UPDATE memories SET content = content || ' Token qx9stale.', version = version + 1 "
+        "WHERE id = %s",
+        (kept,),
+    )
+
+    def ids(found: Any) -> set[str]:
+        return {r["memory"]["id"] if "memory" in r else r["id"] for r in found["results"]}
+
+    assert lost not in ids(await search(api, namespace, "qx9orchard"))
+
+    reply = await api.post("/api/maintenance/reindex", json={"wait_seconds": 120})
+    assert reply.status_code == 200, reply.text
+    repaired = reply.json()["repaired"]
+    assert repaired.get("keyword/missing", 0) >= 1, repaired
+    assert repaired.get("vector/missing", 0) >= 1, repaired
+    assert repaired.get("keyword/stale", 0) >= 1, repaired
+    assert repaired.get("vector/stale", 0) >= 1, repaired
+
+    assert lost in ids(await search(api, namespace, "qx9orchard"))
+    # Repairs only what differs: a second pass finds nothing.
+    again = await api.post("/api/maintenance/reindex", json={"wait_seconds": 120})
+    assert again.json()["repaired"] == {}

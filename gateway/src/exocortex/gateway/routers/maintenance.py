@@ -626,3 +626,22 @@ async def health_checks(
         timeout=backends.settings.rpc_timeout_seconds,
     )
     return json.loads(reply.json)
+
+
+class ReindexBody(Strict):
+    wait_seconds: Wait = DEFAULT_WAIT_SECONDS
+
+
+@router.post("/maintenance/reindex", response_model=ReportOut | JobRunOut, responses=RUN_RESPONSES)
+async def reindex(body: ReindexBody, backends: BackendsDep, response: Response) -> dict[str, Any]:
+    """Compare the vector and keyword indexes with Postgres and repair what differs
+    (`{expected, repaired: {"<index>/<reason>": n}, seconds}`). Needs a key for all namespaces."""
+    run = await _start(
+        backends,
+        "reindex",
+        dry_run=False,
+        params={},
+        namespace=None,
+        wait_seconds=body.wait_seconds,
+    )
+    return _report(run, response)

@@ -15,6 +15,7 @@ from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc, retrieval_pb2, retri
 
 # Searches the regression check runs are marked as its own (no access is counted for them).
 REGRESSION_PURPOSE = "retrieval-regression"
+RECONCILE_DEADLINE_SECONDS = 1800.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +58,16 @@ class IngestWriter:
         return Stored(reply.memory.id, reply.dedup_action or "created")
 
 
+@dataclass(frozen=True, slots=True)
+class Reconciled:
+    expected: int
+    repaired: dict[str, int]
+    seconds: float
+
+
 class RetrievalAdmin:
-    """Retrieval calls beyond nearest neighbours: plain searches (regression check)."""
+    """Retrieval calls beyond nearest neighbours: plain searches (regression check) and the
+    projections' reconcile (reindex)."""
 
     def __init__(self, channel: grpc.aio.Channel, *, timeout: float = 30.0) -> None:
         self._stub = retrieval_pb2_grpc.RetrievalStub(channel)
@@ -91,3 +100,14 @@ class RetrievalAdmin:
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc, peer="retrieval") from exc
         return [r.memory.id for r in reply.results]
+
+    async def reconcile(self) -> Reconciled:
+        """Retrieval compares its indexes with Postgres and repairs what differs (a whole
+        store's pass may take minutes)."""
+        try:
+            reply = await self._stub.Reconcile(
+                retrieval_pb2.ReconcileRequest(), timeout=RECONCILE_DEADLINE_SECONDS
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc, peer="retrieval") from exc
+        return Reconciled(reply.expected, dict(reply.repaired), reply.seconds)

@@ -114,6 +114,9 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             batch_size=settings.projector_batch,
             fetch_timeout=0.25,
         )
+        reconciler = Reconciler(
+            pool, projector, vector_index, keyword_index, backlog=consumer.pending
+        )
         settings_cache = SettingsCache(pool)
         search = SearchService(
             read_pool,
@@ -136,7 +139,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
                 settings=settings_cache,
                 entities=EntityService(pool),
                 reports=ReportService(pool),
-                indexes=IndexService(versions, vector_index, keyword_index),
+                indexes=IndexService(versions, vector_index, keyword_index, reconciler),
             ),
         )
         server.register(
@@ -160,9 +163,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             ),
             asyncio.create_task(
                 reconcile_periodically(
-                    Reconciler(
-                        pool, projector, vector_index, keyword_index, backlog=consumer.pending
-                    ),
+                    reconciler,
                     settings.reconcile_interval_seconds,
                     stop,
                 ),

@@ -56,6 +56,11 @@ class RetrievalStub:
                 request_serializer=exocortex_dot_v1_dot_retrieval__pb2.GetIndexStatusRequest.SerializeToString,
                 response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.IndexStatus.FromString,
                 _registered_method=True)
+        self.Reconcile = channel.unary_unary(
+                '/exocortex.v1.Retrieval/Reconcile',
+                request_serializer=exocortex_dot_v1_dot_retrieval__pb2.ReconcileRequest.SerializeToString,
+                response_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ReconcileReply.FromString,
+                _registered_method=True)
         self.Nearest = channel.unary_unary(
                 '/exocortex.v1.Retrieval/Nearest',
                 request_serializer=exocortex_dot_v1_dot_retrieval__pb2.NearestRequest.SerializeToString,
@@ -178,6 +183,14 @@ class RetrievalServicer:
 
     def GetIndexStatus(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Reconcile(self, request, context):
+        """Compares both projections with Postgres now and repairs what differs (the reconciler's run,
+        on demand: the maintenance reindex job, ExoIndexDrift's runbook action).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -326,6 +339,11 @@ def add_RetrievalServicer_to_server(servicer, server):
                     servicer.GetIndexStatus,
                     request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.GetIndexStatusRequest.FromString,
                     response_serializer=exocortex_dot_v1_dot_retrieval__pb2.IndexStatus.SerializeToString,
+            ),
+            'Reconcile': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reconcile,
+                    request_deserializer=exocortex_dot_v1_dot_retrieval__pb2.ReconcileRequest.FromString,
+                    response_serializer=exocortex_dot_v1_dot_retrieval__pb2.ReconcileReply.SerializeToString,
             ),
             'Nearest': grpc.unary_unary_rpc_method_handler(
                     servicer.Nearest,
@@ -532,6 +550,33 @@ class Retrieval:
             '/exocortex.v1.Retrieval/GetIndexStatus',
             exocortex_dot_v1_dot_retrieval__pb2.GetIndexStatusRequest.SerializeToString,
             exocortex_dot_v1_dot_retrieval__pb2.IndexStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reconcile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/exocortex.v1.Retrieval/Reconcile',
+            exocortex_dot_v1_dot_retrieval__pb2.ReconcileRequest.SerializeToString,
+            exocortex_dot_v1_dot_retrieval__pb2.ReconcileReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -39,6 +39,10 @@ class RetrievalStub:
     AwaitIndexed: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.AwaitIndexedRequest, _retrieval_pb2.AwaitIndexedResponse]
     """Blocks until the given version of a memory is visible to Search, or the timeout passes."""
     GetIndexStatus: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.GetIndexStatusRequest, _retrieval_pb2.IndexStatus]
+    Reconcile: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.ReconcileRequest, _retrieval_pb2.ReconcileReply]
+    """Compares both projections with Postgres now and repairs what differs (the reconciler's run,
+    on demand: the maintenance reindex job, ExoIndexDrift's runbook action).
+    """
     Nearest: _grpc.UnaryUnaryMultiCallable[_retrieval_pb2.NearestRequest, _retrieval_pb2.NearestResponse]
     """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
     contradiction candidates). Answers from the vector index, so only indexed rows are seen.
@@ -79,6 +83,10 @@ class RetrievalAsyncStub(RetrievalStub):
     AwaitIndexed: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.AwaitIndexedRequest, _retrieval_pb2.AwaitIndexedResponse]  # type: ignore[assignment]
     """Blocks until the given version of a memory is visible to Search, or the timeout passes."""
     GetIndexStatus: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.GetIndexStatusRequest, _retrieval_pb2.IndexStatus]  # type: ignore[assignment]
+    Reconcile: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.ReconcileRequest, _retrieval_pb2.ReconcileReply]  # type: ignore[assignment]
+    """Compares both projections with Postgres now and repairs what differs (the reconciler's run,
+    on demand: the maintenance reindex job, ExoIndexDrift's runbook action).
+    """
     Nearest: _aio.UnaryUnaryMultiCallable[_retrieval_pb2.NearestRequest, _retrieval_pb2.NearestResponse]  # type: ignore[assignment]
     """Nearest neighbours of one or more vectors over a whole namespace (dedup, relation discovery,
     contradiction candidates). Answers from the vector index, so only indexed rows are seen.
@@ -140,6 +148,16 @@ class RetrievalServicer(metaclass=_abc_1.ABCMeta):
         request: _retrieval_pb2.GetIndexStatusRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_retrieval_pb2.IndexStatus, _abc.Awaitable[_retrieval_pb2.IndexStatus]]: ...
+
+    @_abc_1.abstractmethod
+    def Reconcile(
+        self,
+        request: _retrieval_pb2.ReconcileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retrieval_pb2.ReconcileReply, _abc.Awaitable[_retrieval_pb2.ReconcileReply]]:
+        """Compares both projections with Postgres now and repairs what differs (the reconciler's run,
+        on demand: the maintenance reindex job, ExoIndexDrift's runbook action).
+        """
 
     @_abc_1.abstractmethod
     def Nearest(

@@ -9,6 +9,7 @@ from exocortex.maintenance.jobs.contradictions.service import ContradictionJob
 from exocortex.maintenance.jobs.graph.service import GraphJob
 from exocortex.maintenance.jobs.importance.service import ImportanceJob
 from exocortex.maintenance.jobs.regression.service import RegressionJob
+from exocortex.maintenance.jobs.repair.reindex import ReindexJob
 from exocortex.maintenance.jobs.repair.service import RepairJob
 from exocortex.maintenance.jobs.tags.service import TagCleanupJob
 from exocortex.maintenance.jobs.weights.service import WeightTuningJob
@@ -25,6 +26,7 @@ def all_jobs() -> dict[str, Job]:
         TagCleanupJob(),
         GraphJob(),
         RepairJob(),
+        ReindexJob(),
         WeightTuningJob(),
     ]
     return {job.name: job for job in jobs}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exocortex.core.errors import InvalidArgument
+from exocortex.core.errors import InvalidArgument, Unavailable
 from exocortex.indexes.base import KeywordIndex, VectorIndex
+from exocortex.retrieval.projection.reconciler import Reconciler, ReconcileReport
 from exocortex.retrieval.projection.waiters import IndexedVersions
 
 MAX_AWAIT_MS = 30_000
@@ -21,11 +22,23 @@ class IndexStatus:
 
 class IndexService:
     def __init__(
-        self, versions: IndexedVersions, vector_index: VectorIndex, keyword_index: KeywordIndex
+        self,
+        versions: IndexedVersions,
+        vector_index: VectorIndex,
+        keyword_index: KeywordIndex,
+        reconciler: Reconciler | None = None,
     ) -> None:
         self._versions = versions
         self._vector = vector_index
         self._keyword = keyword_index
+        self._reconciler = reconciler
+
+    async def reconcile(self) -> ReconcileReport:
+        """One reconciler run now (after the projector's backlog settles)."""
+        if self._reconciler is None:
+            raise Unavailable("this retrieval process has no reconciler")
+        await self._reconciler.settle()
+        return await self._reconciler.run_once()
 
     async def await_indexed(self, memory_id: str, version: int, timeout_ms: int) -> bool:
         """Whether ``version`` of the memory is searchable, waiting up to ``timeout_ms``."""

@@ -30,3 +30,13 @@ class ProjectionServicer(retrieval_pb2_grpc.RetrievalServicer):
             vector_backend=status.vector_backend,
             keyword_backend=status.keyword_backend,
         )
+
+    async def Reconcile(
+        self, request: retrieval_pb2.ReconcileRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.ReconcileReply:
+        report = await self._indexes.reconcile()
+        return retrieval_pb2.ReconcileReply(
+            expected=report.expected,
+            repaired={f"{kind}/{reason}": n for (kind, reason), n in report.repaired.items()},
+            seconds=report.seconds,
+        )
