@@ -90,7 +90,9 @@ async def _write(
         metadata=p.metadata,
         expires_at=p.expires_at,
     )
-    await repository.add_tags(conn, target_id, merged.tags)
+    # Only the new text's tags: the target's were read before the lock, and adding them back
+    # would undo a tag an edit removed meanwhile.
+    await repository.add_tags(conn, target_id, p.tags)
     new_chunks = rows[1:]
     if new_chunks:
         await bulk.insert_memories(conn, new_chunks)

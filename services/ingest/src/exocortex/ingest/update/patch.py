@@ -25,8 +25,8 @@ class Patch:
     columns: dict[str, Any] = field(default_factory=dict)
     tags: list[str] | None = None
     content_changed: bool = False
-    # The metadata keys sent (``None`` deletes one), merged again into the row read under the
-    # lock: merging into the copy read before it would drop keys a concurrent PATCH just wrote.
+    # The metadata keys sent (``None`` deletes one); merged into the row the patch is built on,
+    # which the writer rebuilds on the locked row when another write came first.
     metadata_changes: dict[str, Any] | None = None
     explicit_is_metadata: bool = False
 
@@ -99,18 +99,3 @@ def build_patch(req: MemoryChanges, current: Row, config: WriteConfig, *, max_ch
             patch.tags if patch.tags is not None else current["tags"],
         )
     return patch
-
-
-def remerge_metadata(patch: Patch, locked: Row, config: WriteConfig) -> None:
-    """Merge the metadata keys again into the row read under the lock."""
-    assert patch.metadata_changes is not None
-    metadata = merge_metadata(locked["metadata"], patch.metadata_changes)
-    patch.columns["metadata"] = metadata
-    if "is_metadata" in patch.columns and not patch.explicit_is_metadata:
-        patch.columns["is_metadata"] = infer_is_metadata(
-            explicit=None,
-            benchmark=False,
-            tags=patch.tags if patch.tags is not None else locked["tags"],
-            metadata=metadata,
-            settings=config.raw,
-        )

@@ -15,8 +15,10 @@ from exocortex.core.errors import Conflict, InvalidArgument, NotFound
 from exocortex.core.logging import get_logger
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import bulk, memories
+from exocortex.core.repositories.memories import NewMemory
 from exocortex.ingest import events
 from exocortex.ingest.store import validation
+from exocortex.ingest.store.config import WriteConfig
 from exocortex.ingest.store.model import Row
 from exocortex.ingest.store.prepare import ATTRIBUTION, Prepared, chunks_for
 from exocortex.ingest.store.repository import UniqueClash, child_ids, delete_children, transaction
@@ -24,11 +26,13 @@ from exocortex.ingest.store.rows import build_rows
 from exocortex.ingest.store.service import StoreService
 from exocortex.ingest.update import repository
 from exocortex.ingest.update.model import MemoryChanges
-from exocortex.ingest.update.patch import Patch, build_patch, remerge_metadata
+from exocortex.ingest.update.patch import Patch, build_patch
 
 log = get_logger(__name__)
 
 Retag = Callable[[list[str]], list[str]]
+# Each attempt re-embeds new text; more than a few means the memory is being rewritten right now.
+MAX_ATTEMPTS = 5
 
 
 def _conflict() -> Conflict:
@@ -44,70 +48,107 @@ class UpdateService:
         self._pool = ingest.pool
 
     async def update(self, req: MemoryChanges) -> MemoryRecord:
+        """Apply a PATCH. The patch is built from a read and committed only if the row is still
+        at that version (checked under ``FOR UPDATE``); otherwise it is rebuilt from the locked
+        row, so nothing another writer (a PATCH, enrichment, a dedup merge) committed meanwhile
+        is overwritten from a stale copy. New text is embedded outside the transaction, so a
+        content change whose row moved on is prepared again, a few times."""
         config = await self._ingest.config()
-        async with self._pool.connection() as conn:
-            current = await memories.get(conn, req.id)
-        if current is None:
-            raise NotFound(f"memory {req.id} not found", field="id")
-        if current["parent_id"] is not None:
+        for _ in range(MAX_ATTEMPTS):
+            async with self._pool.connection() as conn:
+                current = await memories.get(conn, req.id)
+            if current is None:
+                raise NotFound(f"memory {req.id} not found", field="id")
+            patch = self._plan(req, current, config)
+            if patch is None:
+                return MemoryRecord.from_row(current)
+            new_rows = await self._rechunk(current, patch, config) if patch.content_changed else []
+            written = await self._write(req, current, patch, new_rows, config)
+            if written is not None:
+                return written
+            log.info("memory changed while its update was prepared; retrying", memory_id=req.id)
+        raise Conflict(
+            f"memory {req.id} kept changing while this update was prepared; send it again",
+            field="id",
+        )
+
+    def _plan(self, req: MemoryChanges, row: Row, config: WriteConfig) -> Patch | None:
+        """What ``req`` changes on ``row``; None when what was asked is already so."""
+        if row["parent_id"] is not None:
             raise InvalidArgument(
                 "this is a chunk of a longer memory; update its parent instead", field="id"
             )
-        patch = build_patch(req, current, config, max_chars=self._ingest.max_content_chars)
+        patch = build_patch(req, row, config, max_chars=self._ingest.max_content_chars)
         if not patch.columns and patch.tags is None:
             if req.content is not None or req.is_active is not None:
-                # What was asked is already so (same text, same state): nothing to write and
-                # no new version, but not an error either.
-                return MemoryRecord.from_row(current)
+                # Same text, same state: nothing to write and no new version, but not an error.
+                return None
             raise InvalidArgument("no fields to update were given", field="")
+        return patch
 
-        # Re-embed before the transaction, like a store: no half-done update when the model
-        # is away.
-        new_rows = []
+    async def _rechunk(self, current: Row, patch: Patch, config: WriteConfig) -> list[NewMemory]:
+        """Embed the new text before the transaction, like a store: no half-done update when
+        the model is away. Sets the parent's vector columns on ``patch``; returns the chunks."""
 
         def pick(name: str) -> Any:
             return patch.columns[name] if name in patch.columns else current[name]
 
-        if patch.content_changed:
-            content = patch.columns["content"]
-            prepared = Prepared(
-                content=content,
-                namespace=pick("namespace"),
-                content_type=pick("content_type"),
-                source=current["source"],
-                source_uri=current["source_uri"],
-                importance=pick("importance"),
-                valence=pick("valence"),
-                tags=patch.tags if patch.tags is not None else current["tags"],
-                metadata={},
-                is_metadata=pick("is_metadata"),
-                benchmark=False,
-                expires_at=pick("expires_at"),
-                attribution={k: pick(k) for k in ATTRIBUTION},
-                digest=patch.columns["content_hash"],
-                keywords="",
-                chunks=chunks_for(content, config),
-            )
-            vectors = await self._ingest.embedder.embed(prepared.embed_texts())
-            built = build_rows(
-                prepared,
-                vectors,
-                model=self._ingest.embedder.fingerprint,
-                dim=self._ingest.embedder.dimensions,
-                memory_id=current["id"],
-            )
-            parent, new_rows = built[0], built[1:]
-            patch.columns.update(
-                embedding=parent.embedding,
-                embedding_model=parent.embedding_model,
-                embedding_dim=parent.embedding_dim,
-                enrichment_status="pending",
-            )
+        content = patch.columns["content"]
+        prepared = Prepared(
+            content=content,
+            namespace=pick("namespace"),
+            content_type=pick("content_type"),
+            source=current["source"],
+            source_uri=current["source_uri"],
+            importance=pick("importance"),
+            valence=pick("valence"),
+            tags=patch.tags if patch.tags is not None else current["tags"],
+            metadata={},
+            is_metadata=pick("is_metadata"),
+            benchmark=False,
+            expires_at=pick("expires_at"),
+            attribution={k: pick(k) for k in ATTRIBUTION},
+            digest=patch.columns["content_hash"],
+            keywords="",
+            chunks=chunks_for(content, config),
+        )
+        vectors = await self._ingest.embedder.embed(prepared.embed_texts())
+        built = build_rows(
+            prepared,
+            vectors,
+            model=self._ingest.embedder.fingerprint,
+            dim=self._ingest.embedder.dimensions,
+            memory_id=current["id"],
+        )
+        parent = built[0]
+        patch.columns.update(
+            embedding=parent.embedding,
+            embedding_model=parent.embedding_model,
+            embedding_dim=parent.embedding_dim,
+            enrichment_status="pending",
+        )
+        return built[1:]
+
+    async def _write(
+        self,
+        req: MemoryChanges,
+        current: Row,
+        patch: Patch,
+        new_rows: list[NewMemory],
+        config: WriteConfig,
+    ) -> MemoryRecord | None:
+        """Commit ``patch`` if the row is still as read; a patch without new text is rebuilt
+        on the locked row instead. None: new text must be prepared again on the newer row."""
         try:
             async with transaction(self._pool) as conn:
                 locked = await repository.lock(conn, req.id)
-                if patch.metadata_changes is not None:
-                    remerge_metadata(patch, locked, config)
+                if int(locked["version"]) != int(current["version"]):
+                    rebuilt = self._plan(req, locked, config)
+                    if rebuilt is None:
+                        return MemoryRecord.from_row(locked)
+                    if rebuilt.content_changed:
+                        return None  # chunks and vector were built from the older row
+                    patch, new_rows, current = rebuilt, [], locked
                 removed = await child_ids(conn, req.id) if patch.content_changed else []
                 if removed:
                     await delete_children(conn, req.id)
