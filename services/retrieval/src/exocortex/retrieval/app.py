@@ -18,7 +18,7 @@ from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.indexes.factory import open_keyword_index, open_vector_index
 from exocortex.proto.v1 import admin_pb2_grpc, embedding_pb2, retrieval_pb2_grpc
-from exocortex.retrieval.projection.events import MemoryEvents
+from exocortex.retrieval.projection.events import IndexedAnnouncements, MemoryEvents
 from exocortex.retrieval.projection.projector import Projector
 from exocortex.retrieval.projection.reconciler import Reconciler, reconcile_periodically
 from exocortex.retrieval.projection.service import IndexService
@@ -103,12 +103,20 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         activity = SearchActivity(
             quiet=settings.background_quiet_seconds, max_wait=settings.background_max_wait_seconds
         )
-        projector = Projector(pool, vector_index, keyword_index, versions)
         nc = await connect(settings.nats_url, name="retrieval")
         stack.push_async_callback(nc.drain)
+        # Replicas on the same index servers share the durable, so the one asked to await a
+        # memory may not be the one that applied it: what each applies is announced to all.
+        announcements = IndexedAnnouncements(
+            nc, subjects.indexed_subject(settings.projector_durable), versions
+        )
+        await announcements.listen()
+        projector = Projector(
+            pool, vector_index, keyword_index, versions, announce=announcements.announce
+        )
         consumer = DurableConsumer(
             nc.jetstream(),
-            durable=subjects.RETRIEVAL_PROJECTOR,
+            durable=settings.projector_durable,
             filter_subject=subjects.MEMORY_ALL,
             handler=MemoryEvents(projector).handle,
             batch_size=settings.projector_batch,

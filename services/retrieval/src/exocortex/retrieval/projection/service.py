@@ -7,7 +7,11 @@ from dataclasses import dataclass
 from exocortex.core.errors import InvalidArgument, Unavailable
 from exocortex.indexes.base import KeywordIndex, VectorIndex
 from exocortex.retrieval.projection.reconciler import Reconciler, ReconcileReport
-from exocortex.retrieval.projection.waiters import IndexedVersions
+from exocortex.retrieval.projection.waiters import (
+    POLL_SECONDS,
+    IndexedVersions,
+    wait_until_indexed,
+)
 
 MAX_AWAIT_MS = 30_000
 
@@ -27,11 +31,14 @@ class IndexService:
         vector_index: VectorIndex,
         keyword_index: KeywordIndex,
         reconciler: Reconciler | None = None,
+        *,
+        poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self._versions = versions
         self._vector = vector_index
         self._keyword = keyword_index
         self._reconciler = reconciler
+        self._poll_seconds = poll_seconds
 
     async def reconcile(self) -> ReconcileReport:
         """One reconciler run now (after the projector's backlog settles)."""
@@ -41,20 +48,28 @@ class IndexService:
         return await self._reconciler.run_once()
 
     async def await_indexed(self, memory_id: str, version: int, timeout_ms: int) -> bool:
-        """Whether ``version`` of the memory is searchable, waiting up to ``timeout_ms``."""
+        """Whether ``version`` of the memory is searchable, waiting up to ``timeout_ms``
+        (released by this replica's projector or another's announcement; see waiters)."""
         if not 0 <= timeout_ms <= MAX_AWAIT_MS:
             raise InvalidArgument(f"timeout_ms must be 0..{MAX_AWAIT_MS}", field="timeout_ms")
-        if self._versions.get(memory_id) is None:
-            # Not projected by this process (yet, or before a restart): the index may have it.
-            stored = await self._vector.versions([memory_id])
-            if stored.get(memory_id, 0) >= version:
-                return True
-        indexed = await self._versions.wait(memory_id, version, timeout_ms / 1000.0)
-        if not indexed:
-            # This process may have projected it before a restart: ask the index itself.
-            stored = await self._vector.versions([memory_id])
-            indexed = stored.get(memory_id, 0) >= version
-        return indexed
+        return await wait_until_indexed(
+            self._versions,
+            self._stored_version,
+            memory_id,
+            version,
+            timeout_ms / 1000.0,
+            poll_seconds=self._poll_seconds,
+        )
+
+    async def _stored_version(self, memory_id: str) -> int:
+        """The version search sees now. The keyword index holds every searchable memory (a
+        chunked parent has no vector) and is committed after both indexes were written, so its
+        version is the one both serve. An index that cannot be read holds nothing searchable
+        yet: the wait goes on and the answer at the deadline is ``False``, not an error."""
+        try:
+            return (await self._keyword.versions([memory_id])).get(memory_id, 0)
+        except Exception:
+            return 0
 
     async def status(self) -> IndexStatus:
         return IndexStatus(
