@@ -1,6 +1,7 @@
 """Two retrieval replicas on shared indexes, over real NATS and Postgres: they share one projector
-durable (each event applied once, by whichever replica takes it), and AwaitIndexed is answered
-promptly by the replica that did not apply the event, from the applier's announcement.
+durable (each event applied once, by whichever replica takes it), AwaitIndexed is answered
+promptly by the replica that did not apply the event, from the applier's announcement, and
+their periodic reconciler runs take turns.
 
 The embedded engines are opened by one process only, so by default both replicas run in this
 test's process on one pair of embedded indexes, as replicas share index servers. With
@@ -29,8 +30,10 @@ from exocortex.core.db.pool import open_pool
 from exocortex.indexes.base import KeywordIndex, VectorIndex
 from exocortex.indexes.factory import open_keyword_index, open_vector_index
 from exocortex.proto.v1 import events_pb2
+from exocortex.retrieval.projection import repository
 from exocortex.retrieval.projection.events import IndexedAnnouncements, MemoryEvents
 from exocortex.retrieval.projection.projector import Projector
+from exocortex.retrieval.projection.reconciler import Reconciler
 from exocortex.retrieval.projection.service import IndexService
 from exocortex.retrieval.projection.waiters import IndexedVersions
 
@@ -229,3 +232,27 @@ async def test_replicas_on_one_durable_apply_each_event_once_and_both_answer_wai
     assert sorted(applied) == sorted(ids)  # every event applied, none by both replicas
     held = await indexes[1].versions(ids)
     assert held == dict.fromkeys(ids, 1)
+
+
+async def test_replicas_on_one_durable_take_turns_at_reconciling(
+    database_url: str, tmp_path: Path, stack: AsyncExitStack
+) -> None:
+    """While one replica's reconciler run holds the deployment's turn, another's is skipped
+    (the shared indexes are read once per interval); once it is released, the other runs."""
+    vector, keyword = await _indexes(stack, tmp_path)
+    pools = [await open_pool(database_url, max_size=2) for _ in range(2)]
+    for pool in pools:
+        stack.push_async_callback(pool.close)
+    a, b = (
+        Reconciler(pool, Projector(pool, vector, keyword, IndexedVersions()), vector, keyword)
+        for pool in pools
+    )
+    turn = f"retrieval-reconciler:{uuid.uuid4().hex[:8]}"
+    async with repository.turn(pools[0], turn) as mine:
+        assert mine is True  # A's run is under way
+        assert await b.run_in_turn(turn) is None
+        assert await b.run_in_turn(f"{turn}-other-indexes") is not None
+    report = await b.run_in_turn(turn)
+    assert report is not None
+    assert report.total == 0
+    assert await a.run_in_turn(turn) is not None

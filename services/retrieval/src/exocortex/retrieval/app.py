@@ -174,6 +174,8 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
                     reconciler,
                     settings.reconcile_interval_seconds,
                     stop,
+                    # One run per interval for all replicas on the same indexes (one durable).
+                    turn=f"retrieval-reconciler:{settings.projector_durable}",
                 ),
                 name="reconciler",
             ),

@@ -109,6 +109,11 @@ class Reconciler:
                     return
             await asyncio.sleep(0.5)
 
+    async def run_in_turn(self, turn: str) -> ReconcileReport | None:
+        """One run, unless another process holds the advisory lock ``turn`` (then None)."""
+        async with repository.turn(self._pool, turn) as mine:
+            return await self.run_once() if mine else None
+
     async def run_once(self) -> ReconcileReport:
         start = time.perf_counter()
         report = ReconcileReport()
@@ -153,15 +158,21 @@ class Reconciler:
 
 
 async def reconcile_periodically(
-    reconciler: Reconciler, interval: float, stop: asyncio.Event
+    reconciler: Reconciler, interval: float, stop: asyncio.Event, *, turn: str | None = None
 ) -> None:
     """Run on start (once the projector has drained the backlog that built up while this
     process was away), then every ``interval`` seconds until ``stop``. A failed run is logged
-    and tried again at the next interval."""
+    and tried again at the next interval. With ``turn`` (an advisory-lock name per set of
+    indexes), replicas sharing index servers take turns: a run is skipped while another
+    replica's run holds the lock, so the shared indexes are read once per interval, not once
+    per replica."""
     await reconciler.settle(stop)
     while not stop.is_set():
         try:
-            await reconciler.run_once()
+            if turn is None:
+                await reconciler.run_once()
+            elif await reconciler.run_in_turn(turn) is None:
+                log.info("reconciler run left to another replica", lock=turn)
         except Exception as exc:
             log.warning("reconciler run failed", error=str(exc))
         with suppress(TimeoutError):

@@ -1,9 +1,11 @@
 """Every query of projection: the rows an event names (with their chunks and vectors), what the
-indexes should hold (for the reconciler) and how many memories that is (for the gauges)."""
+indexes should hold (for the reconciler), how many memories that is (for the gauges), and the
+lock that lets one replica of a deployment run the periodic reconciliation."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -63,3 +65,22 @@ async def live_memories(pool: Pool) -> int:
         cur = await conn.execute(LIVE_MEMORIES_SQL)
         row = await cur.fetchone()
     return int(row["n"]) if row else 0
+
+
+@asynccontextmanager
+async def turn(pool: Pool, name: str) -> AsyncIterator[bool]:
+    """Yields whether this process holds the advisory lock ``name`` (released on exit; with
+    the connection, should the process die). Session-level, committed at once: the run under
+    it keeps no transaction open."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS mine", (name,)
+        )
+        row = await cur.fetchone()
+        await conn.commit()
+        mine = bool(row and row["mine"])
+        try:
+            yield mine
+        finally:
+            if mine:
+                await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (name,))
