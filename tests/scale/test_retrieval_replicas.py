@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -30,10 +31,13 @@ from exocortex.core.db.pool import open_pool
 from exocortex.indexes.base import KeywordIndex, VectorIndex
 from exocortex.indexes.factory import open_keyword_index, open_vector_index
 from exocortex.proto.v1 import events_pb2
-from exocortex.retrieval.projection import repository
 from exocortex.retrieval.projection.events import IndexedAnnouncements, MemoryEvents
 from exocortex.retrieval.projection.projector import Projector
-from exocortex.retrieval.projection.reconciler import Reconciler
+from exocortex.retrieval.projection.reconciler import (
+    Reconciler,
+    ReconcileReport,
+    reconcile_periodically,
+)
 from exocortex.retrieval.projection.service import IndexService
 from exocortex.retrieval.projection.waiters import IndexedVersions
 
@@ -234,25 +238,40 @@ async def test_replicas_on_one_durable_apply_each_event_once_and_both_answer_wai
     assert held == dict.fromkeys(ids, 1)
 
 
-async def test_replicas_on_one_durable_take_turns_at_reconciling(
+async def test_one_replica_on_a_durable_reconciles_and_another_takes_over_when_it_stops(
     database_url: str, tmp_path: Path, stack: AsyncExitStack
 ) -> None:
-    """While one replica's reconciler run holds the deployment's turn, another's is skipped
-    (the shared indexes are read once per interval); once it is released, the other runs."""
+    """Replicas sharing indexes run the periodic reconciliation once per interval between
+    them: the one holding the deployment's turn runs, the other does not while it lives, and
+    takes over once it stops."""
     vector, keyword = await _indexes(stack, tmp_path)
-    pools = [await open_pool(database_url, max_size=2) for _ in range(2)]
-    for pool in pools:
+    runs: dict[str, int] = {"a": 0, "b": 0}
+    reconcilers: dict[str, Reconciler] = {}
+    for name in runs:
+        pool = await open_pool(database_url, max_size=2)
         stack.push_async_callback(pool.close)
-    a, b = (
-        Reconciler(pool, Projector(pool, vector, keyword, IndexedVersions()), vector, keyword)
-        for pool in pools
-    )
+        projector = Projector(pool, vector, keyword, IndexedVersions())
+        reconciler = Reconciler(pool, projector, vector, keyword)
+        run_once = reconciler.run_once
+
+        async def counted(name: str = name, run_once: Any = run_once) -> ReconcileReport:
+            runs[name] += 1
+            report: ReconcileReport = await run_once()
+            return report
+
+        reconciler.run_once = counted  # type: ignore[method-assign]
+        reconcilers[name] = reconciler
     turn = f"retrieval-reconciler:{uuid.uuid4().hex[:8]}"
-    async with repository.turn(pools[0], turn) as mine:
-        assert mine is True  # A's run is under way
-        assert await b.run_in_turn(turn) is None
-        assert await b.run_in_turn(f"{turn}-other-indexes") is not None
-    report = await b.run_in_turn(turn)
-    assert report is not None
-    assert report.total == 0
-    assert await a.run_in_turn(turn) is not None
+    stops = {name: asyncio.Event() for name in runs}
+    a = asyncio.create_task(reconcile_periodically(reconcilers["a"], 0.2, stops["a"], turn=turn))
+    await asyncio.sleep(0.3)  # A holds the turn
+    b = asyncio.create_task(reconcile_periodically(reconcilers["b"], 0.2, stops["b"], turn=turn))
+    await asyncio.sleep(1.5)
+    assert runs["a"] >= 3
+    assert runs["b"] == 0
+    stops["a"].set()
+    await asyncio.wait_for(a, 10)
+    await asyncio.sleep(1.5)
+    stops["b"].set()
+    await asyncio.wait_for(b, 10)
+    assert runs["b"] >= 2

@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from contextlib import AbstractAsyncContextManager, suppress
 from dataclasses import dataclass, field
 
 from exocortex.core.db.pool import Pool
@@ -109,10 +109,10 @@ class Reconciler:
                     return
             await asyncio.sleep(0.5)
 
-    async def run_in_turn(self, turn: str) -> ReconcileReport | None:
-        """One run, unless another process holds the advisory lock ``turn`` (then None)."""
-        async with repository.turn(self._pool, turn) as mine:
-            return await self.run_once() if mine else None
+    def turn(self, name: str) -> AbstractAsyncContextManager[bool]:
+        """Whether this process holds the advisory lock ``name`` for the block (see
+        ``reconcile_periodically``)."""
+        return repository.turn(self._pool, name)
 
     async def run_once(self) -> ReconcileReport:
         start = time.perf_counter()
@@ -157,23 +157,38 @@ class Reconciler:
         return report
 
 
+async def _runs(reconciler: Reconciler, interval: float, stop: asyncio.Event) -> None:
+    """A run now, then every ``interval`` seconds until ``stop``; a failed run is logged and
+    tried again at the next interval."""
+    while not stop.is_set():
+        try:
+            await reconciler.run_once()
+        except Exception as exc:
+            log.warning("reconciler run failed", error=str(exc))
+        with suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), interval)
+
+
 async def reconcile_periodically(
     reconciler: Reconciler, interval: float, stop: asyncio.Event, *, turn: str | None = None
 ) -> None:
     """Run on start (once the projector has drained the backlog that built up while this
-    process was away), then every ``interval`` seconds until ``stop``. A failed run is logged
-    and tried again at the next interval. With ``turn`` (an advisory-lock name per set of
-    indexes), replicas sharing index servers take turns: a run is skipped while another
-    replica's run holds the lock, so the shared indexes are read once per interval, not once
-    per replica."""
+    process was away), then every ``interval`` seconds until ``stop``.
+
+    With ``turn`` (an advisory-lock name per set of indexes), one of the replicas sharing index
+    servers reconciles: the one holding the lock runs every interval for as long as it lives,
+    the others try again each interval and take over when its connection, and so the lock, goes
+    away. The shared indexes are then read once per interval, not once per replica."""
     await reconciler.settle(stop)
+    if turn is None:
+        await _runs(reconciler, interval, stop)
+        return
     while not stop.is_set():
         try:
-            if turn is None:
-                await reconciler.run_once()
-            elif await reconciler.run_in_turn(turn) is None:
-                log.info("reconciler run left to another replica", lock=turn)
+            async with reconciler.turn(turn) as mine:
+                if mine:
+                    await _runs(reconciler, interval, stop)
         except Exception as exc:
-            log.warning("reconciler run failed", error=str(exc))
+            log.warning("reconciler turn failed", error=str(exc))
         with suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), interval)
