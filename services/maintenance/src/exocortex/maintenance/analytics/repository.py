@@ -45,17 +45,6 @@ _QUALITY = """(
         date_part('epoch', now() - m.created_at)::float8 / 86400.0))
 )"""
 
-# Links per memory, in either direction (what the quality score counts): both ends of every
-# link in one hash aggregate, joined by memory id (with parallel query off this is one pass over
-# the links; measured cheaper than an aggregate per direction).
-_DEGREE = """degree AS (
-    SELECT id, count(*) AS n FROM (
-        SELECT source_id AS id FROM memory_links UNION ALL SELECT target_id FROM memory_links
-    ) ends GROUP BY id
-)"""
-_LINKS = "coalesce(d.n, 0)"
-_JOIN_LINKS = "LEFT JOIN degree d ON d.id = m.id"
-
 # A miss's query as it is grouped: trimmed, lower case, inner whitespace collapsed, so
 # "Deploy  Steps" and "deploy steps" are one query counted twice.
 _MISS_KEY = "lower(regexp_replace(btrim(s.query), '\\s+', ' ', 'g'))"
@@ -167,13 +156,38 @@ SELECT period, created, avg_useful, never_accessed_pct FROM (
 ) recent ORDER BY start
 """
 
+# The score of every memory from one hash aggregate keyed by memory id: the memory's own row
+# (its importance and usefulness terms and its age term), its access count and one row per
+# link end all go through the same aggregate, so nothing is hashed twice (a link-count
+# aggregate joined to the memories, then the access counts joined, cost 1.5x as much). The
+# score is a column of the grouped `q`, so it is computed once per memory (a plain subquery is
+# pulled up and its expression evaluated again by every aggregate that reads it). The terms
+# are added in the order of `_QUALITY`, so the floats are the same.
+_QUALITY_OWN = """
+    0.30 * m.importance
+  + 0.25 * least(1.0, ln(1.0 + m.useful_count::float8) / ln(6.0::float8))"""
+_QUALITY_AGE = """0.15 * exp(-0.02 * greatest(0.0,
+        date_part('epoch', now() - m.created_at)::float8 / 86400.0))"""
 QUALITY_DISTRIBUTION = f"""
-WITH {_DEGREE}, q AS (
-    SELECT {_QUALITY.format(a="coalesce(u.access_count, 0)", l=_LINKS)} AS quality
+WITH parts AS (
+    SELECT m.id, {_QUALITY_OWN} AS own, {_QUALITY_AGE} AS age, NULL::int AS accesses, 0 AS link
       FROM memories m
-      LEFT JOIN memory_usage u ON u.memory_id = m.id
-      {_JOIN_LINKS}
      WHERE {_MEMORIES}
+    UNION ALL
+    SELECT memory_id, NULL, NULL, access_count, 0 FROM memory_usage
+    UNION ALL
+    SELECT source_id, NULL, NULL, NULL, 1 FROM memory_links
+    UNION ALL
+    SELECT target_id, NULL, NULL, NULL, 1 FROM memory_links
+), q AS (
+    -- Ids without an own row (another namespace, archived) have no score.
+    SELECT max(own)
+           + 0.15 * least(1.0, ln(1.0 + coalesce(max(accesses), 0)::float8) / ln(21.0::float8))
+           + 0.15 * least(1.0, sum(link)::float8 / 5.0)
+           + max(age) AS quality
+      FROM parts
+     GROUP BY id
+    HAVING count(own) > 0
 ), stats AS (
     -- One sort for the three percentiles.
     SELECT avg(quality) AS avg,
@@ -188,6 +202,8 @@ SELECT coalesce(avg, 0)::float8 AS avg, coalesce(p[2], 0)::float8 AS median,
        high_quality::int, low_quality::int, total::int
   FROM stats
 """
+
+QUALITY_WORK_MEM = "32MB"
 
 # Every active row that is searched by its vector: roots and chunks (variants included).
 EMBEDDING_MODELS = f"""
@@ -401,9 +417,18 @@ class AnalyticsRepository:
         return await self._all(QualityPeriod, QUALITY_TREND, params)
 
     async def quality_distribution(self, namespaces: list[str] | None) -> QualityDistribution:
-        return await self._one(
-            QualityDistribution, QUALITY_DISTRIBUTION, {"ns": self._ns(namespaces)}
-        )
+        # The planner cannot foresee how many memories the aggregate groups (about 90 bytes
+        # each), and at its default memory it spills to disk from about 40k memories.
+        async with (
+            self._pool.connection() as conn,
+            conn.transaction(),
+            conn.cursor(row_factory=class_row(QualityDistribution)) as cur,
+        ):
+            await cur.execute(f"SET LOCAL work_mem = '{QUALITY_WORK_MEM}'")
+            await cur.execute(QUALITY_DISTRIBUTION, {"ns": self._ns(namespaces)})
+            row = await cur.fetchone()
+        assert row is not None  # an aggregate without GROUP BY always yields one row
+        return row
 
     async def embedding_models(self, namespaces: list[str] | None) -> list[ModelCount]:
         return await self._all(ModelCount, EMBEDDING_MODELS, {"ns": self._ns(namespaces)})
