@@ -417,8 +417,8 @@ class AnalyticsRepository:
         return await self._all(QualityPeriod, QUALITY_TREND, params)
 
     async def quality_distribution(self, namespaces: list[str] | None) -> QualityDistribution:
-        # The planner cannot foresee how many memories the aggregate groups (about 90 bytes
-        # each), and at its default memory it spills to disk from about 40k memories.
+        # The planner cannot foresee how many memories the aggregate groups (about 150 bytes
+        # each), and at the default 4 MB it spills to disk from about 50,000 memories.
         async with (
             self._pool.connection() as conn,
             conn.transaction(),
