@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 from exocortex.core.ids import new_id
+from exocortex.maintenance.jobs import memory_repository
 from exocortex.testing.rest import search, store
 
 
@@ -192,3 +193,41 @@ async def test_contradictions_detect_list_resolve_and_dismiss(
     assert wrong_side.json()["field"] == "keep_id"
     missing = await api.get("/api/contradictions/01JNOSUCHCONTRADICTION0000")
     assert missing.status_code == 404
+
+
+async def test_importance_is_not_written_over_a_change_made_after_the_read(
+    api: httpx.AsyncClient, namespace: str, stack_db: Any
+) -> None:
+    """The job computes a new importance from what it read; a user's PATCH between that read
+    and the write moves the version, and the stale value must then not land on the row."""
+    patched = await store(api, namespace, "The VPN certificate renews every ninety days.")
+    untouched = await store(api, namespace, "The wiki moved to the new domain in March.")
+    rows = await (
+        await stack_db.execute(
+            "SELECT id, version FROM memories WHERE id = ANY(%s)", ([patched, untouched],)
+        )
+    ).fetchall()
+    read_at = {r["id"]: int(r["version"]) for r in rows}
+
+    reply = await api.patch(f"/api/memories/{patched}", json={"importance": 0.9})
+    assert reply.status_code == 200, reply.text
+
+    written = await memory_repository.set_importance(
+        stack_db,
+        {patched: 0.3, untouched: 0.3},
+        versions=read_at,
+        action="importance-adjusted",
+        run_id=None,
+    )
+    assert [c.memory_id for c in written] == [untouched]
+    assert written[0].version == read_at[untouched] + 1
+    assert await _importance(api, patched) == 0.9  # the user's value stands
+    assert await _importance(api, untouched) == 0.3
+    audit = await (
+        await stack_db.execute(
+            "SELECT memory_id FROM memory_audit WHERE action = 'importance-adjusted' "
+            "AND memory_id = ANY(%s)",
+            ([patched, untouched],),
+        )
+    ).fetchall()
+    assert [a["memory_id"] for a in audit] == [untouched]

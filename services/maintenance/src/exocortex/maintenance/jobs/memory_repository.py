@@ -27,22 +27,33 @@ async def archive(
     superseded_by: str | None = None,
     consolidated_into: str | None = None,
     details: Mapping[str, Mapping[str, Any]] | None = None,
+    versions: Mapping[str, int] | None = None,
 ) -> list[Changed]:
     """Archive the still-active roots among ``ids`` (a memory changed meanwhile by someone
-    else is left alone when it is no longer active). Returns what was archived."""
+    else is left alone when it is no longer active). A job that chose ``ids`` from an earlier
+    read passes the ``versions`` it read: a memory changed since (its importance raised by a
+    user, say) no longer matches what was decided and is skipped. Returns what was archived."""
     if not ids:
         return []
     cur = await conn.execute(
         """
-        UPDATE memories
+        WITH wanted(id, version) AS (SELECT * FROM unnest(%s::text[], %s::bigint[]))
+        UPDATE memories m
            SET is_active = false,
-               superseded_by = coalesce(%s, superseded_by),
-               consolidated_into = coalesce(%s, consolidated_into),
-               updated_at = now(), version = version + 1
-         WHERE id = ANY(%s) AND is_active AND parent_id IS NULL
-        RETURNING id, version, namespace
+               superseded_by = coalesce(%s, m.superseded_by),
+               consolidated_into = coalesce(%s, m.consolidated_into),
+               updated_at = now(), version = m.version + 1
+          FROM wanted w
+         WHERE m.id = w.id AND (w.version IS NULL OR m.version = w.version)
+           AND m.is_active AND m.parent_id IS NULL
+        RETURNING m.id, m.version, m.namespace
         """,
-        (superseded_by, consolidated_into, TextArray(ids)),
+        (
+            TextArray(ids),
+            [None if versions is None else versions[i] for i in ids],
+            superseded_by,
+            consolidated_into,
+        ),
     )
     changed = [Changed(r["id"], int(r["version"]), r["namespace"]) for r in await cur.fetchall()]
     if not changed:
@@ -67,26 +78,35 @@ async def archive(
 
 
 async def set_importance(
-    conn: Conn, changes: Mapping[str, float], *, action: str, run_id: int | None
+    conn: Conn,
+    changes: Mapping[str, float],
+    *,
+    versions: Mapping[str, int],
+    action: str,
+    run_id: int | None,
 ) -> list[Changed]:
-    """New importances for active memories (chunks copy their parent's)."""
+    """New importances for active memories (chunks copy their parent's), each written only
+    while the memory is still at the version it was read at: the new value was computed from
+    that read, so a row changed since (a user's PATCH of its importance, say) is skipped, not
+    overwritten. Returns what was written."""
     if not changes:
         return []
     ids = list(changes)
     cur = await conn.execute(
         """
-        WITH wanted(id, importance) AS (
-            SELECT * FROM unnest(%s::text[], %s::double precision[])
+        WITH wanted(id, importance, version) AS (
+            SELECT * FROM unnest(%s::text[], %s::double precision[], %s::bigint[])
         ), old AS (
             SELECT m.id, m.importance FROM memories m JOIN wanted w USING (id)
         )
         UPDATE memories m SET importance = w.importance, updated_at = now(),
                version = m.version + 1
           FROM wanted w, old o
-         WHERE m.id = w.id AND o.id = w.id AND m.is_active AND m.importance <> w.importance
+         WHERE m.id = w.id AND o.id = w.id AND m.version = w.version
+           AND m.is_active AND m.importance <> w.importance
         RETURNING m.id, m.version, m.namespace, o.importance AS old_importance, m.importance
         """,
-        (TextArray(ids), [changes[i] for i in ids]),
+        (TextArray(ids), [changes[i] for i in ids], [versions[i] for i in ids]),
     )
     rows = await cur.fetchall()
     changed = [Changed(r["id"], int(r["version"]), r["namespace"]) for r in rows]

@@ -17,6 +17,8 @@ PREVIEW_CHARS = 200
 @dataclass(frozen=True, slots=True)
 class ArchiveCandidate:
     id: str
+    # The row version this candidate was judged at: it is archived only at that version.
+    version: int
     namespace: str
     content: str
     importance: float
@@ -44,7 +46,7 @@ async def candidates(
         await cur.execute(
             f"""
             SELECT * FROM (
-                SELECT m.id, m.namespace, left(m.content, {PREVIEW_CHARS}) AS content,
+                SELECT m.id, m.version, m.namespace, left(m.content, {PREVIEW_CHARS}) AS content,
                        m.importance, coalesce(u.access_count, 0) AS access_count, m.created_at,
                        u.last_accessed_at, m.expires_at,
                        CASE

@@ -77,6 +77,7 @@ class ArchivalJob:
                         action="archived",
                         run_id=ctx.run_id,
                         details={c.id: {"reason": c.reason} for c in batch},
+                        versions={c.id: c.version for c in batch},
                     )
                 archived += len(done)
                 await ctx.step(f"archiving {namespace}", start + len(batch), len(candidates))

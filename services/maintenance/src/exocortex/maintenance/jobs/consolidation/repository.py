@@ -23,6 +23,8 @@ SUMMARY_SOURCE = "consolidation"
 @dataclass(frozen=True, slots=True)
 class Candidate:
     id: str
+    # The row version the clustering read: a source is superseded only at that version.
+    version: int
     content: str
     created_at: datetime
     tags: list[str]
@@ -35,7 +37,7 @@ async def candidates(conn: Conn, namespace: str) -> list[Candidate]:
     async with conn.cursor(row_factory=class_row(Candidate)) as cur:
         await cur.execute(
             """
-            SELECT m.id, m.content, m.created_at, m.embedding,
+            SELECT m.id, m.version, m.content, m.created_at, m.embedding,
                    coalesce(array_agg(t.tag ORDER BY t.tag)
                             FILTER (WHERE t.tag IS NOT NULL), '{}') AS tags
               FROM memories m LEFT JOIN memory_tags t ON t.memory_id = m.id

@@ -146,6 +146,7 @@ async def consolidate(
             run_id=ctx.run_id,
             superseded_by=stored.memory_id,
             consolidated_into=stored.memory_id,
+            versions={c.id: c.version for c in cluster.sources},
         )
         merged = [a.memory_id for a in archived]
         consolidation_id = await repository.record(

@@ -18,6 +18,8 @@ Conn = psycopg.AsyncConnection[dict[str, Any]]
 @dataclass(frozen=True, slots=True)
 class Signals:
     id: str
+    # The row version these signals were read at: a change is written only at that version.
+    version: int
     importance: float
     access_count: int
     useful_count: int
@@ -49,7 +51,7 @@ async def signals(conn: Conn, namespace: str, central_share: float) -> list[Sign
                  WHERE d > 1 AND (pr < %(share)s
                        OR id = (SELECT id FROM ranked ORDER BY d DESC, id LIMIT 1))
             )
-            SELECT m.id, m.importance, coalesce(u.access_count, 0) AS access_count,
+            SELECT m.id, m.version, m.importance, coalesce(u.access_count, 0) AS access_count,
                    m.useful_count, m.created_at, k.boosted_at_access, k.decayed_at,
                    coalesce(k.graph_boosted, false) AS graph_boosted,
                    EXISTS (SELECT 1 FROM memory_entities me JOIN central c ON c.id = me.entity_id

@@ -104,14 +104,22 @@ async def _apply(
     for change in changes:
         final[change.id] = change.new  # the last rule's value is the memory's new importance
     async with ctx.deps.pool.connection() as conn, conn.transaction():
-        await memory_repository.set_importance(
-            conn, final, action="importance-adjusted", run_id=ctx.run_id
+        written = await memory_repository.set_importance(
+            conn,
+            final,
+            versions={i: signals_by_id[i].version for i in final},
+            action="importance-adjusted",
+            run_id=ctx.run_id,
         )
+        # A memory changed since the read was skipped: it gets no mark, so the next run
+        # decides again from its current importance.
+        done = {c.memory_id for c in written}
+        applied = [c for c in changes if c.id in done]
         await repository.mark(
             conn,
             boosted=[
-                (c.id, signals_by_id[c.id].access_count) for c in changes if c.action == "boost"
+                (c.id, signals_by_id[c.id].access_count) for c in applied if c.action == "boost"
             ],
-            decayed=[c.id for c in changes if c.action == "decay"],
-            graph=[c.id for c in changes if c.action == "graph"],
+            decayed=[c.id for c in applied if c.action == "decay"],
+            graph=[c.id for c in applied if c.action == "graph"],
         )

@@ -19,6 +19,8 @@ Conn = psycopg.AsyncConnection[dict[str, Any]]
 @dataclass(frozen=True, slots=True)
 class ToEmbed:
     id: str
+    # The version whose content is embedded: the vector is saved only at that version.
+    version: int
     content: str
     reason: str  # missing | stale_model
 
@@ -30,7 +32,7 @@ async def to_embed(conn: Conn, fingerprint: str, limit: int, stale: bool) -> lis
     async with conn.cursor(row_factory=class_row(ToEmbed)) as cur:
         await cur.execute(
             """
-            SELECT m.id, m.content,
+            SELECT m.id, m.version, m.content,
                    CASE WHEN m.embedding IS NULL THEN 'missing' ELSE 'stale_model' END AS reason
               FROM memories m
              WHERE m.is_active
@@ -48,17 +50,26 @@ async def to_embed(conn: Conn, fingerprint: str, limit: int, stale: bool) -> lis
 
 
 async def save_vectors(
-    conn: Conn, rows: Sequence[tuple[str, bytes]], model: str, dim: int
+    conn: Conn, rows: Sequence[tuple[str, int, bytes]], model: str, dim: int
 ) -> list[Changed]:
+    """Store each ``(id, version read, vector)`` while the row is still at that version: the
+    vector was computed from the content read then, so a row edited since is left for the
+    next run instead of getting a vector of its old text."""
     cur = await conn.execute(
         """
         UPDATE memories m SET embedding = v.embedding, embedding_model = %s, embedding_dim = %s,
                updated_at = now(), version = m.version + 1
-          FROM unnest(%s::text[], %s::bytea[]) AS v(id, embedding)
-         WHERE m.id = v.id AND m.is_active
+          FROM unnest(%s::text[], %s::bigint[], %s::bytea[]) AS v(id, version, embedding)
+         WHERE m.id = v.id AND m.version = v.version AND m.is_active
         RETURNING m.id, m.version, m.namespace
         """,
-        (model, dim, TextArray([r[0] for r in rows]), [r[1] for r in rows]),
+        (
+            model,
+            dim,
+            TextArray([r[0] for r in rows]),
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+        ),
     )
     return [Changed(r["id"], int(r["version"]), r["namespace"]) for r in await cur.fetchall()]
 

@@ -53,7 +53,10 @@ class RepairJob:
                     async with ctx.deps.pool.connection() as conn, conn.transaction():
                         changed = await repository.save_vectors(
                             conn,
-                            [(r.id, to_bytes(v)) for r, v in zip(batch, vectors, strict=True)],
+                            [
+                                (r.id, r.version, to_bytes(v))
+                                for r, v in zip(batch, vectors, strict=True)
+                            ],
                             info.fingerprint,
                             info.dimensions,
                         )
