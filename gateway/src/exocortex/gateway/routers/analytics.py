@@ -4,14 +4,32 @@ caller's namespaces. Field names follow the original's analytics API (camelCase)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from google.protobuf.json_format import MessageToDict
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
 
+from exocortex.api.analytics import (
+    AccessBucket,
+    DecayPreview,
+    EmbeddingHealth,
+    KnowledgeGap,
+    ProducerQuality,
+    QualityDistribution,
+    QualityPeriod,
+    SearchMiss,
+    Summary,
+    TagEffectiveness,
+    TagHealth,
+)
+from exocortex.api.limits import (
+    ANALYTICS_LIMIT_MAX,
+    COUNT_MAX,
+    KNOWLEDGE_GAP_DAYS_MAX,
+    NAMESPACE_MAX,
+    SEARCH_MISS_DAYS_MAX,
+)
+from exocortex.api.vocabulary import Granularity, ProducerKind
 from exocortex.gateway.backends import Backends
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import analytics_pb2, analytics_pb2_grpc
@@ -22,111 +40,11 @@ Namespace = Annotated[
     str | None,
     Query(
         min_length=1,
-        max_length=128,
+        max_length=NAMESPACE_MAX,
         description="Only this namespace (default: every namespace the key may use).",
     ),
 ]
-Limit = Annotated[int, Query(ge=1, le=100)]
-
-
-class _Camel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-
-class Summary(_Camel):
-    total_active: int
-    never_accessed_pct: float
-    useful_pct: float
-    median_access_count: float
-
-
-class AccessBucket(_Camel):
-    label: str
-    count: int
-
-
-class TagEffectiveness(_Camel):
-    tag: str
-    memory_count: int
-    avg_useful_count: float
-
-
-class TagMergeSuggestion(_Camel):
-    from_tag: str
-    to_tag: str
-    similarity: float
-    from_count: int
-    to_count: int
-
-
-class TagHealth(_Camel):
-    total_tags: int
-    merge_count: int
-    alias_map: dict[str, str]
-    suggestions: list[TagMergeSuggestion]
-
-
-class ProducerQuality(_Camel):
-    producer: str
-    memory_count: int
-    avg_useful_count: float
-
-
-class QualityPeriod(_Camel):
-    period: str
-    created: int
-    avg_useful: float
-    never_accessed_pct: float
-
-
-class QualityDistribution(_Camel):
-    avg: float
-    median: float
-    p10: float
-    p90: float
-    high_quality: int
-    low_quality: int
-    total: int
-
-
-class EmbeddingHealth(_Camel):
-    current_model: str | None
-    dimensions: int | None
-    total_embedded: int
-    mismatched_model: int
-    missing_embedding: int
-    models: dict[str, int]
-
-
-class DecayCandidate(_Camel):
-    id: str
-    namespace: str
-    content: str
-    importance: float
-    quality: float
-    created_at: datetime
-
-
-class DecayPreview(_Camel):
-    candidates: list[DecayCandidate]
-    total: int
-    decay_age_days: int
-
-
-class SearchMiss(BaseModel):
-    # The original names these fields in snake_case.
-    query: str
-    count: int
-    avg_max_score: float
-    last_seen: datetime
-
-
-class KnowledgeGap(BaseModel):
-    topic: str
-    count: int
-    severity: Literal["critical", "warning", "info"]
-    queries: list[str]
-    last_seen: datetime
+Limit = Annotated[int, Query(ge=1, le=ANALYTICS_LIMIT_MAX)]
 
 
 Rpc = Callable[..., Awaitable[analytics_pb2.AnalyticsReport]]
@@ -187,7 +105,7 @@ async def tag_health(backends: BackendsDep, namespace: Namespace = None) -> Any:
 async def producer_quality(
     backends: BackendsDep,
     namespace: Namespace = None,
-    by: Literal["model", "agent"] = "model",
+    by: ProducerKind = "model",
     limit: Limit = 15,
 ) -> Any:
     """Models or agents with at least 3 memories, by how useful their memories turned out."""
@@ -201,7 +119,7 @@ async def producer_quality(
 async def quality_trend(
     backends: BackendsDep,
     namespace: Namespace = None,
-    granularity: Literal["month", "week"] = "month",
+    granularity: Granularity = "month",
     limit: Limit = 12,
 ) -> Any:
     """The last `limit` months (or ISO weeks) with memories, oldest first: memories created,
@@ -242,7 +160,7 @@ async def search_misses(
     backends: BackendsDep,
     namespace: Namespace = None,
     limit: Limit = 20,
-    days: Annotated[int, Query(ge=1, le=90)] = 7,
+    days: Annotated[int, Query(ge=1, le=SEARCH_MISS_DAYS_MAX)] = 7,
 ) -> Any:
     """Searches that found nothing in the last `days`, one row per query (case and spacing
     ignored) with how often it was asked, most asked first."""
@@ -256,8 +174,8 @@ async def search_misses(
 async def knowledge_gaps(
     backends: BackendsDep,
     namespace: Namespace = None,
-    min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
-    days: Annotated[int, Query(ge=1, le=365)] = 14,
+    min_count: Annotated[int, Query(ge=1, le=COUNT_MAX)] = 3,
+    days: Annotated[int, Query(ge=1, le=KNOWLEDGE_GAP_DAYS_MAX)] = 14,
     limit: Limit = 20,
 ) -> Any:
     """Missed searches grouped into topics worth writing down: each query joins the topic of

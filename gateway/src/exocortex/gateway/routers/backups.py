@@ -4,16 +4,30 @@ that may use every namespace."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, status
 from google.protobuf.json_format import MessageToDict
-from pydantic import BaseModel, ConfigDict, Field
 
+from exocortex.api.backup import (
+    BackupFile,
+    BackupList,
+    CreateBackup,
+    ExportDocument,
+    ObsidianReport,
+    ObsidianRequest,
+    Passphrase,
+    RestoreReport,
+    RestoreRequest,
+    VerifyReport,
+)
+from exocortex.api.limits import BACKUP_NAME_MAX, BACKUP_NAME_PATTERN
 from exocortex.gateway.backends import Backends
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import backup_pb2, backup_pb2_grpc
+
+# The memories router's import route restores an export document through this module.
+__all__ = ["ExportDocument", "RestoreReport", "restore_export", "router"]
 
 router = APIRouter(tags=["backups"])
 
@@ -23,102 +37,11 @@ BackupName = Annotated[
     str,
     Path(
         min_length=1,
-        max_length=128,
-        pattern=r"^exocortex-[0-9TZ]+(-scheduled)?\.exobak$",
+        max_length=BACKUP_NAME_MAX,
+        pattern=BACKUP_NAME_PATTERN,
         description="A backup file name from GET /api/backups.",
     ),
 ]
-
-
-class Passphrase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    passphrase: str | None = Field(
-        default=None,
-        min_length=8,
-        max_length=1024,
-        description="Encrypts (or opens) the backup; default: EXO_BACKUP_PASSPHRASE on the "
-        "maintenance service.",
-    )
-
-
-class CreateBackup(Passphrase):
-    include_embeddings: bool = Field(
-        default=False,
-        description="Also keep each memory's embedding (about 2 KB a memory), so a restore on "
-        "the same model embeds nothing.",
-    )
-
-
-class BackupFile(BaseModel):
-    name: str
-    size_bytes: int
-    created_at: datetime
-    scheduled: bool
-    counts: dict[str, int] = Field(description="Items per section (on creation only).")
-
-
-class BackupList(BaseModel):
-    backups: list[BackupFile]
-
-
-class VerifyReport(BaseModel):
-    name: str
-    ok: bool
-    format_version: int
-    exported_at: datetime | None
-    counts: dict[str, int]
-    problems: list[str]
-
-
-class RestoreRequest(Passphrase):
-    dry_run: bool = Field(
-        default=False, description="Report what would be created, skipped or in conflict."
-    )
-
-
-class SectionOutcome(BaseModel):
-    created: int = 0
-    skipped: int = 0
-    conflict: int = 0
-    updated: int = 0
-
-
-class ItemOutcome(BaseModel):
-    section: str
-    key: str
-    outcome: str
-    reason: str
-
-
-class RestoreReport(BaseModel):
-    dry_run: bool
-    sections: dict[str, SectionOutcome]
-    items: list[ItemOutcome] = Field(description="Items not created (at most 100).")
-
-
-class ExportDocument(BaseModel):
-    """An export as GET /api/export writes it, accepted by POST /api/memories/import: every
-    row with its id, version and timestamps (the sections are read as the export wrote them)."""
-
-    model_config = ConfigDict(extra="allow")
-    version: Literal[2]
-    memories: list[dict[str, Any]]
-
-
-class ObsidianRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    full: bool = Field(
-        default=False, description="Rewrite every note, not only what changed since last time."
-    )
-
-
-class ObsidianReport(BaseModel):
-    vault: str
-    memories_written: int
-    entities_written: int
-    goals_written: int
-    contradictions_written: int
-    incremental: bool
 
 
 def _stub(backends: Backends) -> backup_pb2_grpc.BackupStub:

@@ -13,3 +13,13 @@ GoalStatus = Literal["active", "completed", "stalled", "abandoned"]
 Priority = Literal["low", "medium", "high", "critical"]
 MilestoneStatus = Literal["pending", "in_progress", "completed"]
 EntityType = Literal["person", "project", "technology", "organization", "concept"]
+
+JobScope = Literal["namespace", "global"]
+RunStatus = Literal["running", "succeeded", "failed"]
+ContradictionStatus = Literal["pending", "resolved", "dismissed"]
+HealthStatus = Literal["ok", "warn", "critical"]
+TimeBucket = Literal["week", "month"]
+
+ProducerKind = Literal["model", "agent"]
+Granularity = Literal["month", "week"]
+GapSeverity = Literal["critical", "warning", "info"]

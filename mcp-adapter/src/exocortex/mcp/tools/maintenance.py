@@ -7,6 +7,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from exocortex.api.limits import (
+    CLUSTER_SIZE_MAX,
+    CLUSTER_SIZE_MIN,
+    CONSOLIDATION_SIMILARITY_MIN,
+    MAINTENANCE_WAIT_MAX,
+    TAG_SIMILARITY_MAX,
+    TAG_SIMILARITY_MIN,
+)
+from exocortex.api.vocabulary import ContradictionStatus, TimeBucket
 from exocortex.mcp.common import Api, result
 from exocortex.mcp.models import Out
 from mcp.server.mcpserver import Context, MCPServer
@@ -25,8 +34,11 @@ JobName = Literal[
     "retrieval-regression",
     "weights",
 ]
-# A tool call waits this long for a job; a longer run is reported as running, with its id.
-WAIT_SECONDS = 60
+# A tool call waits this long for a job (never longer than REST allows); a longer run is
+# reported as running, with its id.
+WAIT_SECONDS = min(60.0, MAINTENANCE_WAIT_MAX)
+# Lists shown to a model are kept shorter than REST allows: each item is a line of its context.
+LIST_MAX = 100
 
 
 class HealthCheck(Out):
@@ -121,9 +133,9 @@ class ConsolidateOutput(Out):
 async def memory_consolidate(
     ctx: Context,
     dry_run: bool = True,
-    min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = 0.75,
-    min_cluster_size: Annotated[int, Field(ge=2, le=100)] = 3,
-    time_bucket: Literal["week", "month"] | None = None,
+    min_similarity: Annotated[float, Field(ge=CONSOLIDATION_SIMILARITY_MIN, le=1.0)] = 0.75,
+    min_cluster_size: Annotated[int, Field(ge=CLUSTER_SIZE_MIN, le=CLUSTER_SIZE_MAX)] = 3,
+    time_bucket: TimeBucket | None = None,
     namespace: str | None = None,
 ) -> Annotated[CallToolResult, ConsolidateOutput]:
     """Find clusters of similar memories (dry run) or merge each into a summary memory."""
@@ -179,8 +191,8 @@ class ContradictionsOutput(Out):
 
 async def memory_contradictions(
     ctx: Context,
-    status: Literal["pending", "resolved", "dismissed", "all"] = "pending",
-    limit: Annotated[int, Field(ge=1, le=100)] = 10,
+    status: Literal[ContradictionStatus, "all"] = "pending",
+    limit: Annotated[int, Field(ge=1, le=LIST_MAX)] = 10,
     detect: Annotated[bool, Field(description="scan the namespace for new ones first")] = False,
     resolve_id: str | None = None,
     resolve_status: Literal["resolved", "dismissed"] = "resolved",
@@ -240,8 +252,8 @@ class TagCleanupOutput(Out):
 
 async def memory_tag_cleanup(
     ctx: Context,
-    min_similarity: Annotated[float, Field(ge=0.5, le=0.99)] = 0.8,
-    limit: Annotated[int, Field(ge=1, le=100)] = 20,
+    min_similarity: Annotated[float, Field(ge=TAG_SIMILARITY_MIN, le=TAG_SIMILARITY_MAX)] = 0.8,
+    limit: Annotated[int, Field(ge=1, le=LIST_MAX)] = 20,
     apply: bool = False,
     from_tag: str | None = None,
     to_tag: str | None = None,
