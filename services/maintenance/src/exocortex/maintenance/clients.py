@@ -4,18 +4,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
 from exocortex.core.rpc.errors import from_rpc_error
-from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from exocortex.proto.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    ingest_pb2,
+    ingest_pb2_grpc,
+    retrieval_pb2,
+    retrieval_pb2_grpc,
+)
 
 # Searches the regression check runs are marked as its own (no access is counted for them).
 REGRESSION_PURPOSE = "retrieval-regression"
 RECONCILE_DEADLINE_SECONDS = 1800.0
+EXPORT_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +119,21 @@ class RetrievalAdmin:
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc, peer="retrieval") from exc
         return Reconciled(reply.expected, dict(reply.repaired), reply.seconds)
+
+
+class ExportSource:
+    """The export, read from retrieval's streaming Export RPC (the one format every backup and
+    download shares), as (section, items) batches."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self._stub = admin_pb2_grpc.ExportStub(channel)
+
+    async def batches(self, *, embeddings: bool = False) -> AsyncIterator[tuple[str, list[str]]]:
+        """Every namespace (backups run with no caller scope, or an unscoped caller's); with
+        ``embeddings``, each memory also carries its embedding (base64, in the same snapshot)."""
+        request = admin_pb2.ExportRequest(batch_size=EXPORT_BATCH, include_embeddings=embeddings)
+        try:
+            async for batch in self._stub.ExportData(request):
+                yield batch.section, list(batch.items_json)
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc, peer="retrieval") from exc

@@ -17,11 +17,11 @@ from exocortex.core import scope
 from exocortex.core.errors import InvalidArgument, PermissionDenied
 from exocortex.core.logging import get_logger
 from exocortex.maintenance.backup import crypto, document, files
-from exocortex.maintenance.backup.exporter import ExportSource
 from exocortex.maintenance.backup.files import BackupEntry
 from exocortex.maintenance.backup.obsidian import ObsidianExporter, ObsidianReport
 from exocortex.maintenance.backup.restore import Restorer, RestoreReport, items_of
 from exocortex.maintenance.backup.settings import BackupSettings
+from exocortex.maintenance.clients import ExportSource
 
 log = get_logger(__name__)
 

@@ -13,7 +13,6 @@ from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.config import CommonSettings
 from exocortex.core.logging import get_logger
 from exocortex.core.rpc.client import open_channel
-from exocortex.maintenance.backup.exporter import ExportSource
 from exocortex.maintenance.backup.obsidian import ObsidianExporter
 from exocortex.maintenance.backup.obsidian_repository import ObsidianRepository
 from exocortex.maintenance.backup.repository import BackupLock, Pool
@@ -22,6 +21,7 @@ from exocortex.maintenance.backup.schedule import run_schedule
 from exocortex.maintenance.backup.service import BackupService
 from exocortex.maintenance.backup.servicer import BackupServicer
 from exocortex.maintenance.backup.settings import BackupSettings
+from exocortex.maintenance.clients import ExportSource
 from exocortex.maintenance.scheduler.scheduler import check_cron
 from exocortex.proto.v1 import backup_pb2_grpc
 

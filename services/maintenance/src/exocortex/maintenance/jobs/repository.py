@@ -44,7 +44,16 @@ def lock_key(job: str) -> str:
     return f"exocortex.maintenance.job:{job}"
 
 
-async def try_lock(conn: psycopg.AsyncConnection[Any], job: str) -> bool:
+# The connection that holds a job's advisory lock for the whole run: its own, outside the pool,
+# so the lock lives exactly as long as the run (and dies with the process).
+LockConn = psycopg.AsyncConnection[Any]
+
+
+async def open_lock_connection(database_url: str) -> LockConn:
+    return await psycopg.AsyncConnection.connect(database_url, autocommit=True)
+
+
+async def try_lock(conn: LockConn, job: str) -> bool:
     """A session-level advisory lock, held by ``conn`` until :func:`unlock` or until the
     connection ends (a crashed process therefore never leaves a job locked)."""
     cur = await conn.execute(
@@ -55,7 +64,7 @@ async def try_lock(conn: psycopg.AsyncConnection[Any], job: str) -> bool:
     return bool(row[0] if isinstance(row, tuple) else row["got"])
 
 
-async def unlock(conn: psycopg.AsyncConnection[Any], job: str) -> None:
+async def unlock(conn: LockConn, job: str) -> None:
     await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock_key(job),))
 
 

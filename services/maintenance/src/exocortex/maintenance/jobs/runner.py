@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from pydantic import ValidationError
 
 from exocortex.core import scope
@@ -95,7 +94,7 @@ class JobRunner:
         job = self.job(name)
         params = self.parse_params(job, params_json)
         namespaces = await self.namespaces_for(job, namespace)
-        lock_conn = await psycopg.AsyncConnection.connect(self._database_url, autocommit=True)
+        lock_conn = await repository.open_lock_connection(self._database_url)
         try:
             if not await repository.try_lock(lock_conn, job.name):
                 async with self._deps.pool.connection() as conn:
@@ -154,7 +153,7 @@ class JobRunner:
         record: JobRunRecord,
         params: Any,
         namespaces: list[str],
-        lock_conn: psycopg.AsyncConnection[Any],
+        lock_conn: repository.LockConn,
     ) -> None:
         last_write = 0.0
 
