@@ -23,6 +23,7 @@ from exocortex.core.runtime.ports import free_port
 from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import maintenance_pb2, maintenance_pb2_grpc
 from exocortex.testing.processes import listening_process
+from exocortex.testing.stack import scheduled_maintenance
 
 JOBS = {"consolidation", "auto-consolidation", "contradictions", "retrieval-regression"}
 
@@ -63,6 +64,22 @@ async def test_jobs_are_listed_with_their_schedules(api: httpx.AsyncClient) -> N
     assert jobs["consolidation"]["scope"] == "namespace"
     assert jobs["retrieval-regression"]["scope"] == "global"
     assert jobs["consolidation"]["next_run_at"] is not None
+
+
+async def test_the_session_stack_runs_no_job_by_itself(stack_db: Any) -> None:
+    """The harness switches the schedules off, start-up pass included: a test run that
+    crosses 02:00 UTC must not have its rows consolidated or archived under it."""
+    if scheduled_maintenance() != "false":
+        pytest.skip("this run asked for the maintenance schedules (EXO_MAINTENANCE_SCHEDULER)")
+    # Past the start-up pass's delay (10 s by default) of a stack that may just have started.
+    await asyncio.sleep(12)
+    rows = await (
+        await stack_db.execute(
+            "SELECT job, trigger FROM job_runs WHERE trigger = 'startup' "
+            "OR (trigger = 'schedule' AND job <> 'retrieval-regression')"
+        )
+    ).fetchall()
+    assert rows == [], rows
 
 
 async def test_a_run_is_recorded_reported_and_counted(
@@ -210,6 +227,8 @@ async def test_two_processes_never_run_the_same_job_at_once(
 async def test_a_schedule_fires_once_across_replicas(exo_stack: Stack, stack_db: Any) -> None:
     """Two replicas with the same every-minute schedule: each minute's fire runs once."""
     env = {
+        # The session stack runs without schedules; these replicas ask for them.
+        "EXO_MAINTENANCE_SCHEDULER": "true",
         "EXO_MAINTENANCE_SCHEDULES": json.dumps({"retrieval-regression": "* * * * *"}),
         "EXO_MAINTENANCE_STARTUP_JOBS": "[]",
         "EXO_MAINTENANCE_STARTUP_DELAY_SECONDS": "0",

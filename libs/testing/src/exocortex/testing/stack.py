@@ -23,6 +23,15 @@ from exocortex.core.runtime.postgres import EmbeddedPostgres
 from exocortex.core.runtime.stack import Stack, StackConfig
 
 
+def scheduled_maintenance() -> str:
+    """Whether the session stack's maintenance runs its schedules and start-up pass: off
+    unless the run's environment sets ``EXO_MAINTENANCE_SCHEDULER``. A run that crosses a job's
+    hour (the nightly ones at 02:00-05:00 UTC) would otherwise consolidate, decay and archive
+    the rows tests are asserting on; a test about schedules starts its own maintenance process
+    with ``EXO_MAINTENANCE_SCHEDULER=true`` and the schedule it needs."""
+    return os.environ.get("EXO_MAINTENANCE_SCHEDULER", "false")
+
+
 @pytest.fixture(scope="session")
 def exo_stack(
     postgres_server: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
@@ -32,7 +41,11 @@ def exo_stack(
     config = StackConfig.with_free_ports(
         tmp_path_factory.mktemp("stack"),
         database_url=postgres_server.dsn_for("exo_stack"),
-        extra_env={"EXO_LOG_FORMAT": "json", "EXO_LOG_LEVEL": "info"},
+        extra_env={
+            "EXO_LOG_FORMAT": "json",
+            "EXO_LOG_LEVEL": "info",
+            "EXO_MAINTENANCE_SCHEDULER": scheduled_maintenance(),
+        },
     )
     stack = Stack(config)
     stack.start(timeout=300)
