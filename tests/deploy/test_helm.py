@@ -52,7 +52,7 @@ CUSTOM_KINDS = {
     "ExternalSecret": "external-secrets.io/v1",
 }
 
-# checkov findings accepted, each with its reason (docs/scale-out.md repeats them).
+# checkov findings accepted, each with its reason (docs/scaling.md repeats them).
 CHECKOV_SKIPS = {
     # Images are built by the operator from deploy/docker/Dockerfile and tagged with the
     # release; services.<part>.image.digest pins a digest when the registry provides one.

@@ -6,7 +6,7 @@ and the second replica of each part killed (SIGKILL) half-way through.
 Afterwards: every acknowledged store is readable and findable, each memory exists once, each
 stored event was written once, enrichment ran at most once per change of a memory, and every
 search's side effects were recorded. Retrieval stays single: the session stack's indexes are
-the embedded engines, which only one process may open (docs/scale-out.md).
+the embedded engines, which only one process may open (docs/scaling.md).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ class _StreamContextInterceptor(grpc.aio.UnaryStreamClientInterceptor):  # type:
 # `ipv4:host:p1,host:p2`): calls go round robin over every address that answers, instead of all
 # to the first. A call that meets UNAVAILABLE (a replica stopping or gone, still starting, or
 # without Postgres) is tried once more, on the next replica when there is one
-# (docs/scale-out.md). Stores are safe to repeat: a repeated one is a hash duplicate.
+# (docs/scaling.md). Stores are safe to repeat: a repeated one is a hash duplicate.
 SERVICE_CONFIG = json.dumps(
     {
         "loadBalancingConfig": [{"round_robin": {}}],
