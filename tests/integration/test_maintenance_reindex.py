@@ -1,0 +1,264 @@
+"""A lost index comes back from Postgres, on a stack of its own: retrieval is stopped, its
+index directories under the data directory are deleted (a lost disk, a wiped volume), and
+search returns the same top 10 as before once the indexes are rebuilt.
+
+Retrieval rebuilds by itself: its reconciler runs on start and writes every document an index
+lacks. The reindex job (``POST /api/maintenance/reindex``, the ExoIndexDrift runbook action) is
+the same repair on demand; it is proven here while the reconciler's turn (its advisory lock) is
+held elsewhere, as another replica would hold it, so the loss is visible until the job runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from psycopg import sql
+
+from exocortex.core.bus import subjects
+from exocortex.core.runtime.postgres import EmbeddedPostgres
+from exocortex.core.runtime.stack import Stack, StackConfig
+
+NAMESPACE = "reindex"
+# Several memories per topic, so each query's top 10 is a real ranking, not everything.
+FACTS = [
+    "The greenhouse thermostat keeps the seedlings at 21 degrees overnight.",
+    "Tomato seedlings are moved from the greenhouse to the beds in mid May.",
+    "The greenhouse vents open automatically above 28 degrees.",
+    "Basil is sown in the greenhouse in March and potted on in April.",
+    "Slugs are kept off the lettuce with a copper strip around the raised bed.",
+    "The compost heap is turned every second Sunday in summer.",
+    "Rainwater from the shed roof fills the two garden butts.",
+    "The apple trees are pruned in February while they are dormant.",
+    "The deploy pipeline runs the integration suite before every release.",
+    "Releases go out on Tuesdays after the change advisory review.",
+    "A failed canary rolls the release back automatically within five minutes.",
+    "Database migrations are applied by the deploy job before the new pods start.",
+    "The staging cluster is rebuilt from scratch every Friday night.",
+    "Feature flags let us ship code dark and turn it on per customer.",
+    "Hotfixes skip the release train and go out the same day.",
+    "The on-call engineer approves production deploys outside office hours.",
+    "Sourdough starter is fed with rye flour at seven each evening.",
+    "The bread dough proves overnight in the fridge for a sourer crumb.",
+    "The oven is preheated to 250 degrees with the cast iron pot inside.",
+    "Baguettes are scored at a shallow angle just before baking.",
+    "The pizza dough rests 48 hours for better flavour and blistering.",
+    "Croissant butter is laminated in three letter folds.",
+    "Rye bread is baked in a tin because the dough is too sticky to shape.",
+    "The bakery's flour is bought in 25 kg sacks from the mill.",
+    "The telescope mirror was recoated with aluminium last spring.",
+    "Jupiter's moons are visible through the small refractor on clear nights.",
+    "The observatory dome motor was replaced after it jammed in January.",
+    "Dark-sky nights are logged with a sky quality meter reading.",
+    "The star party is held at the hilltop car park every new moon.",
+    "Astrophotos are stacked from two hundred short exposures.",
+]
+QUERIES = [
+    "when do the greenhouse seedlings go outside?",
+    "how are production releases rolled out and rolled back?",
+    "bread baking and proving dough",
+    "telescope and stargazing equipment",
+]
+SEARCH_SECONDS = 120.0
+RECONCILE_TURN = f"retrieval-reconciler:{subjects.RETRIEVAL_PROJECTOR}"
+
+
+@pytest.fixture(scope="module")
+def stack(
+    postgres_server: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """A stack whose retrieval can be stopped and its index directories deleted without
+    touching the session's stack. No maintenance schedule: only the jobs run here run."""
+    database = f"exo_reindex_{os.getpid()}"
+    postgres_server.ensure_database(database)
+    config = StackConfig.with_free_ports(
+        tmp_path_factory.mktemp("reindex-stack"),
+        database_url=postgres_server.dsn_for(database),
+        extra_env={"EXO_MAINTENANCE_SCHEDULER": "false"},
+    )
+    config.mcp_port = 0
+    running = Stack(config)
+    running.start(timeout=300)
+    try:
+        yield running
+    finally:
+        running.stop()
+        with psycopg.connect(postgres_server.admin_dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
+            )
+
+
+@pytest.fixture(scope="module")
+def client(stack: Stack) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=stack.gateway_url, timeout=60.0) as http:
+        yield http
+
+
+@pytest.fixture(scope="module")
+def stored(client: httpx.Client) -> list[str]:
+    """The memories, enriched, with a ranking that depends on the indexes and Postgres only:
+    no frequency or recency signal, which the searches of the test itself would move."""
+    reply = client.patch(
+        "/api/settings", json={"scoring.frequency_weight": "0", "scoring.recency_weight": "0"}
+    )
+    assert reply.status_code == 200, reply.text
+    ids = []
+    for fact in FACTS:
+        reply = client.post("/api/memories", json={"content": fact, "namespace": NAMESPACE})
+        assert reply.status_code == 201, reply.text
+        assert reply.json()["indexed"] is True
+        ids.append(str(reply.json()["id"]))
+    deadline = time.monotonic() + 300
+    for memory_id in ids:
+        while client.get(f"/api/memories/{memory_id}").json()["enrichment_status"] != "done":
+            assert time.monotonic() < deadline, f"memory {memory_id} was not enriched"
+            time.sleep(0.2)
+    time.sleep(6)  # the settings cache of the search path (5 s) has taken the weights
+    return ids
+
+
+def _search(client: httpx.Client, query: str) -> list[dict[str, Any]]:
+    reply = client.post(
+        "/api/memories/search", json={"query": query, "namespace": NAMESPACE, "limit": 10}
+    )
+    assert reply.status_code == 200, reply.text
+    return list(reply.json()["results"])
+
+
+def _top10(client: httpx.Client) -> dict[str, list[str]]:
+    return {q: [r["memory"]["id"] for r in _search(client, q)] for q in QUERIES}
+
+
+def _from_an_index(result: dict[str, Any]) -> bool:
+    breakdown = result["score_breakdown"]
+    return bool(breakdown["vector_rank"] or breakdown["keyword_rank"])
+
+
+def _settled_top10(client: httpx.Client) -> dict[str, list[str]]:
+    """The top 10 of each query, once two readings in a row agree (enrichment's last index
+    writes may still be landing)."""
+    previous = _top10(client)
+    for _ in range(20):
+        time.sleep(1)
+        current = _top10(client)
+        if current == previous:
+            return current
+        previous = current
+    raise AssertionError(f"the rankings never settled: {previous}")
+
+
+def _lose_indexes(stack: Stack, *names: str) -> None:
+    """Stop retrieval and delete the named embedded index directories (qdrant, tantivy)."""
+    assert stack.stop_part("retrieval") == 0, "retrieval did not stop cleanly"
+    indexes = stack.config.data_dir / "indexes"
+    for name in names:
+        directory: Path = indexes / name
+        assert directory.is_dir(), f"no index at {directory}"
+        shutil.rmtree(directory)
+
+
+def _serving(client: httpx.Client) -> None:
+    """Wait until the restarted retrieval answers searches."""
+    deadline = time.monotonic() + SEARCH_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            reply = client.post(
+                "/api/memories/search", json={"query": QUERIES[0], "namespace": NAMESPACE}
+            )
+            if reply.status_code == 200 and client.get("/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError("retrieval did not answer searches after its restart")
+
+
+def _repaired(stack: Stack) -> dict[tuple[str, str], float]:
+    """exo_reconciler_repaired_total of the running retrieval, by (index, reason)."""
+    port = stack.config.metrics_ports["retrieval"]
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    counts: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name == "exo_reconciler_repaired":
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    key = (sample.labels["index"], sample.labels["reason"])
+                    counts[key] = sample.value
+    return counts
+
+
+def _take(conn: psycopg.Connection[Any]) -> bool:
+    """Take the reconciler's turn (a session advisory lock) if no retrieval holds it."""
+    row = conn.execute(
+        "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (RECONCILE_TURN,)
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def test_retrieval_rebuilds_deleted_indexes_when_it_starts(
+    stack: Stack, client: httpx.Client, stored: list[str]
+) -> None:
+    before = _settled_top10(client)
+    assert all(len(ids) == 10 for ids in before.values()), before
+
+    _lose_indexes(stack, "qdrant", "tantivy")
+    started = time.monotonic()
+    stack.start_part("retrieval")
+    _serving(client)
+    # The start-up reconcile writes every memory back into both indexes.
+    deadline = time.monotonic() + SEARCH_SECONDS
+    while (counts := _repaired(stack)).get(("keyword", "missing"), 0) < len(stored) or counts.get(
+        ("vector", "missing"), 0
+    ) < len(stored):
+        assert time.monotonic() < deadline, f"the start-up reconcile did not rebuild: {counts}"
+        time.sleep(0.5)
+    rebuilt = time.monotonic() - started
+    after = _top10(client)
+    print(f"\n{len(stored)} memories rebuilt into both indexes {rebuilt:.1f}s after the restart")
+    assert after == before
+
+
+def test_reindex_job_restores_search_after_the_indexes_are_deleted(
+    stack: Stack, client: httpx.Client, stored: list[str]
+) -> None:
+    before = _settled_top10(client)
+    assert all(len(ids) == 10 for ids in before.values()), before
+
+    _lose_indexes(stack, "qdrant", "tantivy")
+    database_url = stack.config.database_url
+    assert database_url is not None
+    with psycopg.connect(database_url, autocommit=True) as turn:
+        # The stopped retrieval's connection, and with it its hold on the turn, is gone.
+        deadline = time.monotonic() + 30
+        while not _take(turn):
+            assert time.monotonic() < deadline, "the reconciler's turn was never released"
+            time.sleep(0.5)
+        stack.start_part("retrieval")
+        _serving(client)
+
+        for query in QUERIES:
+            lost = [r for r in _search(client, query) if _from_an_index(r)]
+            assert lost == [], f"{query!r} still found by an index after it was deleted"
+
+        reply = client.post("/api/maintenance/reindex", json={"wait_seconds": 120})
+        assert reply.status_code == 200, reply.text
+        report = reply.json()
+        repaired = report["repaired"]
+        assert repaired.get("keyword/missing", 0) >= len(stored), repaired
+        assert repaired.get("vector/missing", 0) >= len(stored), repaired
+        print(f"\nreindex of {report['expected']} memories: {report['seconds']:.2f}s, {repaired}")
+
+        after = _top10(client)
+        assert after == before
+        # Nothing left to repair: a second run writes nothing.
+        again = client.post("/api/maintenance/reindex", json={"wait_seconds": 120})
+        assert again.status_code == 200, again.text
+        assert again.json()["repaired"] == {}
