@@ -16,10 +16,10 @@ from exocortex.api.backup import (
     ExportDocument,
     ObsidianReport,
     ObsidianRequest,
-    Passphrase,
     RestoreReport,
     RestoreRequest,
     VerifyReport,
+    VerifyRequest,
 )
 from exocortex.api.limits import BACKUP_NAME_MAX, BACKUP_NAME_PATTERN
 from exocortex.gateway.backends import Backends
@@ -81,11 +81,17 @@ async def list_backups(backends: BackendsDep) -> Any:
 
 @router.post("/api/backups/{name}/verify", response_model=VerifyReport)
 async def verify_backup(
-    backends: BackendsDep, name: BackupName, body: Passphrase | None = None
+    backends: BackendsDep, name: BackupName, body: VerifyRequest | None = None
 ) -> Any:
     """Decrypts the whole backup, checking every chunk's tag, and compares each section's
-    count and checksum with the manifest inside. `ok` is false with the problems listed."""
-    request = backup_pb2.VerifyBackupRequest(name=name, passphrase=(body and body.passphrase) or "")
+    count and checksum with the manifest inside. With `deep`, also restores it into a scratch
+    database of the same Postgres (always dropped after) and compares each section's rows with
+    the backup; 409 when the database role may not create that database. `ok` is false with
+    the problems listed."""
+    body = body or VerifyRequest()
+    request = backup_pb2.VerifyBackupRequest(
+        name=name, passphrase=body.passphrase or "", deep=body.deep
+    )
     reply = await _stub(backends).VerifyBackup(request, timeout=BACKUP_TIMEOUT_SECONDS)
     report = MessageToDict(reply, preserving_proto_field_name=True)
     return {
@@ -95,6 +101,8 @@ async def verify_backup(
         "exported_at": report.get("exported_at"),
         "counts": dict(reply.counts),
         "problems": list(reply.problems),
+        "deep": reply.deep,
+        "restored_counts": dict(reply.restored_counts) if reply.deep else None,
     }
 
 

@@ -64,6 +64,15 @@ class BackupList(BaseModel):
     backups: list[BackupFile]
 
 
+class VerifyRequest(Passphrase):
+    deep: bool = Field(
+        default=False,
+        description="Also restore the backup into a scratch database (created in the same "
+        "Postgres, always dropped; the role needs CREATEDB) and compare each section's rows, "
+        "count and checksum of their keys, with the backup.",
+    )
+
+
 class VerifyReport(BaseModel):
     name: str
     ok: bool
@@ -71,6 +80,10 @@ class VerifyReport(BaseModel):
     exported_at: datetime | None
     counts: dict[str, int]
     problems: list[str]
+    deep: bool = Field(default=False, description="Whether the backup was restored to verify it.")
+    restored_counts: dict[str, int] | None = Field(
+        default=None, description="Deep verify: rows per section in the scratch database."
+    )
 
 
 class RestoreRequest(Passphrase):

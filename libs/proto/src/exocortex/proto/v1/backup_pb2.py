@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x65xocortex/v1/backup.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"E\n\x13\x43reateBackupRequest\x12\x12\n\npassphrase\x18\x01 \x01(\t\x12\x1a\n\x12include_embeddings\x18\x02 \x01(\x08\"\xd6\x01\n\nBackupFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x03\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tscheduled\x18\x04 \x01(\x08\x12\x34\n\x06\x63ounts\x18\x05 \x03(\x0b\x32$.exocortex.v1.BackupFile.CountsEntry\x1a-\n\x0b\x43ountsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x14\n\x12ListBackupsRequest\"@\n\x13ListBackupsResponse\x12)\n\x07\x62\x61\x63kups\x18\x01 \x03(\x0b\x32\x18.exocortex.v1.BackupFile\"7\n\x13VerifyBackupRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\npassphrase\x18\x02 \x01(\t\"\xf6\x01\n\x12VerifyBackupReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12<\n\x06\x63ounts\x18\x03 \x03(\x0b\x32,.exocortex.v1.VerifyBackupReport.CountsEntry\x12\x10\n\x08problems\x18\x04 \x03(\t\x12\x16\n\x0e\x66ormat_version\x18\x05 \x01(\x05\x12/\n\x0b\x65xported_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x1a-\n\x0b\x43ountsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"%\n\x15\x45xportObsidianRequest\x12\x0c\n\x04\x66ull\x18\x01 \x01(\x08\"\xa5\x01\n\x14\x45xportObsidianReport\x12\r\n\x05vault\x18\x01 \x01(\t\x12\x18\n\x10memories_written\x18\x02 \x01(\x03\x12\x18\n\x10\x65ntities_written\x18\x03 \x01(\x03\x12\x15\n\rgoals_written\x18\x04 \x01(\x03\x12\x1e\n\x16\x63ontradictions_written\x18\x05 \x01(\x03\x12\x13\n\x0bincremental\x18\x06 \x01(\x08\"I\n\x14RestoreBackupRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\npassphrase\x18\x02 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\">\n\x14RestoreExportRequest\x12\x15\n\rdocument_json\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\"U\n\x0eSectionOutcome\x12\x0f\n\x07\x63reated\x18\x01 \x01(\x03\x12\x0f\n\x07skipped\x18\x02 \x01(\x03\x12\x10\n\x08\x63onflict\x18\x03 \x01(\x03\x12\x0f\n\x07updated\x18\x04 \x01(\x03\"L\n\x0bItemOutcome\x12\x0f\n\x07section\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07outcome\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\xd6\x01\n\rRestoreReport\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\x12;\n\x08sections\x18\x02 \x03(\x0b\x32).exocortex.v1.RestoreReport.SectionsEntry\x12(\n\x05items\x18\x03 \x03(\x0b\x32\x19.exocortex.v1.ItemOutcome\x1aM\n\rSectionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.exocortex.v1.SectionOutcome:\x02\x38\x01\x32\xfd\x03\n\x06\x42\x61\x63kup\x12K\n\x0c\x43reateBackup\x12!.exocortex.v1.CreateBackupRequest\x1a\x18.exocortex.v1.BackupFile\x12R\n\x0bListBackups\x12 .exocortex.v1.ListBackupsRequest\x1a!.exocortex.v1.ListBackupsResponse\x12S\n\x0cVerifyBackup\x12!.exocortex.v1.VerifyBackupRequest\x1a .exocortex.v1.VerifyBackupReport\x12P\n\rRestoreBackup\x12\".exocortex.v1.RestoreBackupRequest\x1a\x1b.exocortex.v1.RestoreReport\x12P\n\rRestoreExport\x12\".exocortex.v1.RestoreExportRequest\x1a\x1b.exocortex.v1.RestoreReport\x12Y\n\x0e\x45xportObsidian\x12#.exocortex.v1.ExportObsidianRequest\x1a\".exocortex.v1.ExportObsidianReportb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x65xocortex/v1/backup.proto\x12\x0c\x65xocortex.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"E\n\x13\x43reateBackupRequest\x12\x12\n\npassphrase\x18\x01 \x01(\t\x12\x1a\n\x12include_embeddings\x18\x02 \x01(\x08\"\xd6\x01\n\nBackupFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x03\x12.\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tscheduled\x18\x04 \x01(\x08\x12\x34\n\x06\x63ounts\x18\x05 \x03(\x0b\x32$.exocortex.v1.BackupFile.CountsEntry\x1a-\n\x0b\x43ountsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x14\n\x12ListBackupsRequest\"@\n\x13ListBackupsResponse\x12)\n\x07\x62\x61\x63kups\x18\x01 \x03(\x0b\x32\x18.exocortex.v1.BackupFile\"E\n\x13VerifyBackupRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\npassphrase\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x65\x65p\x18\x03 \x01(\x08\"\x8a\x03\n\x12VerifyBackupReport\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02ok\x18\x02 \x01(\x08\x12<\n\x06\x63ounts\x18\x03 \x03(\x0b\x32,.exocortex.v1.VerifyBackupReport.CountsEntry\x12\x10\n\x08problems\x18\x04 \x03(\t\x12\x16\n\x0e\x66ormat_version\x18\x05 \x01(\x05\x12/\n\x0b\x65xported_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04\x64\x65\x65p\x18\x07 \x01(\x08\x12M\n\x0frestored_counts\x18\x08 \x03(\x0b\x32\x34.exocortex.v1.VerifyBackupReport.RestoredCountsEntry\x1a-\n\x0b\x43ountsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x1a\x35\n\x13RestoredCountsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"%\n\x15\x45xportObsidianRequest\x12\x0c\n\x04\x66ull\x18\x01 \x01(\x08\"\xa5\x01\n\x14\x45xportObsidianReport\x12\r\n\x05vault\x18\x01 \x01(\t\x12\x18\n\x10memories_written\x18\x02 \x01(\x03\x12\x18\n\x10\x65ntities_written\x18\x03 \x01(\x03\x12\x15\n\rgoals_written\x18\x04 \x01(\x03\x12\x1e\n\x16\x63ontradictions_written\x18\x05 \x01(\x03\x12\x13\n\x0bincremental\x18\x06 \x01(\x08\"I\n\x14RestoreBackupRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\npassphrase\x18\x02 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\">\n\x14RestoreExportRequest\x12\x15\n\rdocument_json\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\"U\n\x0eSectionOutcome\x12\x0f\n\x07\x63reated\x18\x01 \x01(\x03\x12\x0f\n\x07skipped\x18\x02 \x01(\x03\x12\x10\n\x08\x63onflict\x18\x03 \x01(\x03\x12\x0f\n\x07updated\x18\x04 \x01(\x03\"L\n\x0bItemOutcome\x12\x0f\n\x07section\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x0f\n\x07outcome\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\xd6\x01\n\rRestoreReport\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\x12;\n\x08sections\x18\x02 \x03(\x0b\x32).exocortex.v1.RestoreReport.SectionsEntry\x12(\n\x05items\x18\x03 \x03(\x0b\x32\x19.exocortex.v1.ItemOutcome\x1aM\n\rSectionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.exocortex.v1.SectionOutcome:\x02\x38\x01\x32\xfd\x03\n\x06\x42\x61\x63kup\x12K\n\x0c\x43reateBackup\x12!.exocortex.v1.CreateBackupRequest\x1a\x18.exocortex.v1.BackupFile\x12R\n\x0bListBackups\x12 .exocortex.v1.ListBackupsRequest\x1a!.exocortex.v1.ListBackupsResponse\x12S\n\x0cVerifyBackup\x12!.exocortex.v1.VerifyBackupRequest\x1a .exocortex.v1.VerifyBackupReport\x12P\n\rRestoreBackup\x12\".exocortex.v1.RestoreBackupRequest\x1a\x1b.exocortex.v1.RestoreReport\x12P\n\rRestoreExport\x12\".exocortex.v1.RestoreExportRequest\x1a\x1b.exocortex.v1.RestoreReport\x12Y\n\x0e\x45xportObsidian\x12#.exocortex.v1.ExportObsidianRequest\x1a\".exocortex.v1.ExportObsidianReportb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,6 +37,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BACKUPFILE_COUNTSENTRY']._serialized_options = b'8\001'
   _globals['_VERIFYBACKUPREPORT_COUNTSENTRY']._loaded_options = None
   _globals['_VERIFYBACKUPREPORT_COUNTSENTRY']._serialized_options = b'8\001'
+  _globals['_VERIFYBACKUPREPORT_RESTOREDCOUNTSENTRY']._loaded_options = None
+  _globals['_VERIFYBACKUPREPORT_RESTOREDCOUNTSENTRY']._serialized_options = b'8\001'
   _globals['_RESTOREREPORT_SECTIONSENTRY']._loaded_options = None
   _globals['_RESTOREREPORT_SECTIONSENTRY']._serialized_options = b'8\001'
   _globals['_CREATEBACKUPREQUEST']._serialized_start=76
@@ -50,27 +52,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTBACKUPSRESPONSE']._serialized_start=386
   _globals['_LISTBACKUPSRESPONSE']._serialized_end=450
   _globals['_VERIFYBACKUPREQUEST']._serialized_start=452
-  _globals['_VERIFYBACKUPREQUEST']._serialized_end=507
-  _globals['_VERIFYBACKUPREPORT']._serialized_start=510
-  _globals['_VERIFYBACKUPREPORT']._serialized_end=756
+  _globals['_VERIFYBACKUPREQUEST']._serialized_end=521
+  _globals['_VERIFYBACKUPREPORT']._serialized_start=524
+  _globals['_VERIFYBACKUPREPORT']._serialized_end=918
   _globals['_VERIFYBACKUPREPORT_COUNTSENTRY']._serialized_start=317
   _globals['_VERIFYBACKUPREPORT_COUNTSENTRY']._serialized_end=362
-  _globals['_EXPORTOBSIDIANREQUEST']._serialized_start=758
-  _globals['_EXPORTOBSIDIANREQUEST']._serialized_end=795
-  _globals['_EXPORTOBSIDIANREPORT']._serialized_start=798
-  _globals['_EXPORTOBSIDIANREPORT']._serialized_end=963
-  _globals['_RESTOREBACKUPREQUEST']._serialized_start=965
-  _globals['_RESTOREBACKUPREQUEST']._serialized_end=1038
-  _globals['_RESTOREEXPORTREQUEST']._serialized_start=1040
-  _globals['_RESTOREEXPORTREQUEST']._serialized_end=1102
-  _globals['_SECTIONOUTCOME']._serialized_start=1104
-  _globals['_SECTIONOUTCOME']._serialized_end=1189
-  _globals['_ITEMOUTCOME']._serialized_start=1191
-  _globals['_ITEMOUTCOME']._serialized_end=1267
-  _globals['_RESTOREREPORT']._serialized_start=1270
-  _globals['_RESTOREREPORT']._serialized_end=1484
-  _globals['_RESTOREREPORT_SECTIONSENTRY']._serialized_start=1407
-  _globals['_RESTOREREPORT_SECTIONSENTRY']._serialized_end=1484
-  _globals['_BACKUP']._serialized_start=1487
-  _globals['_BACKUP']._serialized_end=1996
+  _globals['_VERIFYBACKUPREPORT_RESTOREDCOUNTSENTRY']._serialized_start=865
+  _globals['_VERIFYBACKUPREPORT_RESTOREDCOUNTSENTRY']._serialized_end=918
+  _globals['_EXPORTOBSIDIANREQUEST']._serialized_start=920
+  _globals['_EXPORTOBSIDIANREQUEST']._serialized_end=957
+  _globals['_EXPORTOBSIDIANREPORT']._serialized_start=960
+  _globals['_EXPORTOBSIDIANREPORT']._serialized_end=1125
+  _globals['_RESTOREBACKUPREQUEST']._serialized_start=1127
+  _globals['_RESTOREBACKUPREQUEST']._serialized_end=1200
+  _globals['_RESTOREEXPORTREQUEST']._serialized_start=1202
+  _globals['_RESTOREEXPORTREQUEST']._serialized_end=1264
+  _globals['_SECTIONOUTCOME']._serialized_start=1266
+  _globals['_SECTIONOUTCOME']._serialized_end=1351
+  _globals['_ITEMOUTCOME']._serialized_start=1353
+  _globals['_ITEMOUTCOME']._serialized_end=1429
+  _globals['_RESTOREREPORT']._serialized_start=1432
+  _globals['_RESTOREREPORT']._serialized_end=1646
+  _globals['_RESTOREREPORT_SECTIONSENTRY']._serialized_start=1569
+  _globals['_RESTOREREPORT_SECTIONSENTRY']._serialized_end=1646
+  _globals['_BACKUP']._serialized_start=1649
+  _globals['_BACKUP']._serialized_end=2158
 # @@protoc_insertion_point(module_scope)

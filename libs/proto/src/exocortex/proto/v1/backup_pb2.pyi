@@ -141,19 +141,23 @@ class VerifyBackupRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     PASSPHRASE_FIELD_NUMBER: _builtins.int
+    DEEP_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A file name from ListBackups (no directories)."""
     passphrase: _builtins.str
     """Empty: the configured passphrase."""
+    deep: _builtins.bool
+    """Also restore it into a scratch database (dropped after) and compare the rows with it."""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         passphrase: _builtins.str = ...,
+        deep: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "passphrase", b"passphrase"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deep", b"deep", "name", b"name", "passphrase", b"passphrase"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -183,15 +187,39 @@ class VerifyBackupReport(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class RestoredCountsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     NAME_FIELD_NUMBER: _builtins.int
     OK_FIELD_NUMBER: _builtins.int
     COUNTS_FIELD_NUMBER: _builtins.int
     PROBLEMS_FIELD_NUMBER: _builtins.int
     FORMAT_VERSION_FIELD_NUMBER: _builtins.int
     EXPORTED_AT_FIELD_NUMBER: _builtins.int
+    DEEP_FIELD_NUMBER: _builtins.int
+    RESTORED_COUNTS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     ok: _builtins.bool
     format_version: _builtins.int
+    deep: _builtins.bool
+    """Whether the backup was restored into a scratch database to verify it."""
     @_builtins.property
     def counts(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
         """Items per section found in the file."""
@@ -202,6 +230,10 @@ class VerifyBackupReport(_message.Message):
 
     @_builtins.property
     def exported_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def restored_counts(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """Deep only: rows per section found in the scratch database after the restore."""
+
     def __init__(
         self,
         *,
@@ -211,10 +243,12 @@ class VerifyBackupReport(_message.Message):
         problems: _abc.Iterable[_builtins.str] | None = ...,
         format_version: _builtins.int = ...,
         exported_at: _timestamp_pb2.Timestamp | None = ...,
+        deep: _builtins.bool = ...,
+        restored_counts: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["exported_at", b"exported_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["counts", b"counts", "exported_at", b"exported_at", "format_version", b"format_version", "name", b"name", "ok", b"ok", "problems", b"problems"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["counts", b"counts", "deep", b"deep", "exported_at", b"exported_at", "format_version", b"format_version", "name", b"name", "ok", b"ok", "problems", b"problems", "restored_counts", b"restored_counts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -80,6 +80,8 @@ class Verification:
     version: int = 0
     exported_at: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    # The counts the manifest claims (a deep verify compares the restored rows with them).
+    manifest_counts: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -135,6 +137,7 @@ def verify(chunks: Iterable[bytes]) -> Verification:
         result.problems.append("no manifest: the backup is incomplete")
         return result
     expected_counts = manifest.get("counts", {})
+    result.manifest_counts = {str(k): int(v) for k, v in expected_counts.items()}
     expected_sums = manifest.get("sha256", {})
     for name in sorted(set(expected_counts) | set(sections.counts)):
         found, expected = sections.counts.get(name, 0), expected_counts.get(name, 0)

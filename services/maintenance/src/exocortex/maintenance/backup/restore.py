@@ -69,7 +69,7 @@ def items_of(chunks: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield value["section"], value["item"]
 
 
-def _key(section: str, item: dict[str, Any]) -> str:
+def item_key(section: str, item: dict[str, Any]) -> str:
     if section == "memory_links":
         return f"{item['source_id']}→{item['target_id']}"
     if section == "memory_entities":
@@ -98,9 +98,12 @@ class _Rollback(Exception):
 
 
 class Restorer:
-    def __init__(self, pool: Pool, embedding: EmbeddingClient) -> None:
+    def __init__(self, pool: Pool, embedding: EmbeddingClient, *, embed: bool = True) -> None:
+        """``embed=False`` restores memories without their embeddings (a deep verify's scratch
+        database is searched by nothing)."""
         self._pool = pool
         self._embedding = embedding
+        self._embed = embed
 
     async def _embedded(self, conn: sql.Conn, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The batch with each new row's embedding (``vector``, ``embedding_dim``, and the
@@ -163,7 +166,7 @@ class Restorer:
                     elif section in sql.SECTION_SQL:
                         created = await sql.insert_section(conn, section, batch)
                         for item in batch:
-                            key = _key(section, item)
+                            key = item_key(section, item)
                             if key in created:
                                 report.note(ItemResult(section, key, "created", ""))
                             else:
@@ -193,7 +196,7 @@ class Restorer:
         lineage: list[dict[str, Any]],
         dry_run: bool,
     ) -> None:
-        if not dry_run:
+        if self._embed and not dry_run:
             batch = await self._embedded(conn, batch)
         created = await sql.insert_memories(conn, batch, roots=True)
         created |= await sql.insert_memories(conn, batch, roots=False)

@@ -8,18 +8,20 @@ import contextlib
 import itertools
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from exocortex.core import scope
-from exocortex.core.errors import InvalidArgument, PermissionDenied
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.errors import Conflict, InvalidArgument, PermissionDenied, Unavailable
 from exocortex.core.logging import get_logger
 from exocortex.maintenance.backup import crypto, document, files
 from exocortex.maintenance.backup.files import BackupEntry
 from exocortex.maintenance.backup.obsidian import ObsidianExporter, ObsidianReport
 from exocortex.maintenance.backup.restore import Restorer, RestoreReport, items_of
+from exocortex.maintenance.backup.scratch import ScratchUnavailable, restore_and_compare
 from exocortex.maintenance.backup.settings import BackupSettings
 from exocortex.maintenance.clients import ExportSource
 
@@ -34,6 +36,13 @@ class VerifyReport:
     problems: list[str]
     format_version: int
     exported_at: datetime | None
+    manifest_counts: dict[str, int] = field(default_factory=dict)
+    # Set by a deep verify: the rows per section restored into the scratch database.
+    restored_counts: dict[str, int] | None = None
+
+    @property
+    def deep(self) -> bool:
+        return self.restored_counts is not None
 
 
 def require_every_namespace() -> None:
@@ -51,12 +60,14 @@ class BackupService:
         settings: BackupSettings,
         obsidian: ObsidianExporter,
         restorer: Restorer,
+        deep_verifier: DeepVerifier | None = None,
     ) -> None:
         self._source = source
         self.folder = data_dir / "backups"
         self._settings = settings
         self._obsidian = obsidian
         self._restorer = restorer
+        self._deep_verifier = deep_verifier
 
     def _passphrase(self, given: str) -> str:
         if given:
@@ -105,9 +116,30 @@ class BackupService:
     def list(self) -> list[BackupEntry]:
         return files.listing(self.folder)
 
-    async def verify(self, name: str, passphrase: str = "") -> VerifyReport:
+    async def verify(self, name: str, passphrase: str = "", *, deep: bool = False) -> VerifyReport:
+        """The fast verify reads the file; ``deep`` also restores it into a scratch database
+        and compares each section's rows with the manifest (see scratch.py)."""
         path = files.path_of(self.folder, name)
-        return await asyncio.to_thread(verify_file, path, self._passphrase(passphrase))
+        secret = self._passphrase(passphrase)
+        report = await asyncio.to_thread(verify_file, path, secret)
+        if not deep:
+            return report
+        if self._deep_verifier is None:
+            raise Unavailable("deep verify is not available on this maintenance service")
+        if report.format_version == 0:
+            # Nothing decrypted or parsed: there is nothing to restore.
+            return replace(report, restored_counts={})
+        try:
+            restored, problems = await self._deep_verifier.run(path, secret, report.manifest_counts)
+        except ScratchUnavailable as err:
+            # The server cannot make the scratch database: the file is not at fault.
+            raise Conflict(str(err), field="deep") from err
+        return replace(
+            report,
+            ok=report.ok and not problems,
+            problems=report.problems + problems,
+            restored_counts=restored,
+        )
 
     async def restore(self, name: str, passphrase: str = "", *, dry_run: bool) -> RestoreReport:
         """Verifies the whole file first: a damaged backup restores nothing."""
@@ -184,5 +216,32 @@ def verify_file(path: Path, passphrase: str) -> VerifyReport:
         with contextlib.suppress(ValueError):
             exported = datetime.fromisoformat(result.exported_at)
     return VerifyReport(
-        path.name, result.ok, result.counts, result.problems, result.version, exported
+        path.name,
+        result.ok,
+        result.counts,
+        result.problems,
+        result.version,
+        exported,
+        result.manifest_counts,
     )
+
+
+class DeepVerifier:
+    """Restores a backup file into a scratch database of the store's Postgres."""
+
+    def __init__(self, dsn: str, embedding: EmbeddingClient) -> None:
+        self._dsn = dsn
+        self._embedding = embedding
+
+    async def run(
+        self, path: Path, passphrase: str, manifest_counts: dict[str, int]
+    ) -> tuple[dict[str, int], list[str]]:
+        with path.open("rb") as source:
+            chunks = crypto.decrypt_chunks(source, passphrase)
+            first = await asyncio.to_thread(next, chunks, b"")
+            return await restore_and_compare(
+                self._dsn,
+                self._embedding,
+                items_of(itertools.chain([first], chunks)),
+                manifest_counts,
+            )

@@ -83,7 +83,7 @@ class BackupServicer(backup_pb2_grpc.BackupServicer):
     async def VerifyBackup(
         self, request: backup_pb2.VerifyBackupRequest, context: Context
     ) -> backup_pb2.VerifyBackupReport:
-        report = await self._service.verify(request.name, request.passphrase)
+        report = await self._service.verify(request.name, request.passphrase, deep=request.deep)
         return backup_pb2.VerifyBackupReport(
             name=report.name,
             ok=report.ok,
@@ -91,6 +91,8 @@ class BackupServicer(backup_pb2_grpc.BackupServicer):
             problems=report.problems,
             format_version=report.format_version,
             exported_at=_stamp(report.exported_at),
+            deep=report.deep,
+            restored_counts=report.restored_counts or {},
         )
 
     async def RestoreBackup(

@@ -18,7 +18,7 @@ from exocortex.maintenance.backup.obsidian_repository import ObsidianRepository
 from exocortex.maintenance.backup.repository import BackupLock, Pool
 from exocortex.maintenance.backup.restore import Restorer
 from exocortex.maintenance.backup.schedule import run_schedule
-from exocortex.maintenance.backup.service import BackupService
+from exocortex.maintenance.backup.service import BackupService, DeepVerifier
 from exocortex.maintenance.backup.servicer import BackupServicer
 from exocortex.maintenance.backup.settings import BackupSettings
 from exocortex.maintenance.clients import ExportSource
@@ -51,12 +51,14 @@ def attach(
     embedding = open_channel(settings.embedding_addr)
     stack.push_async_callback(embedding.close)
     vault = backup.obsidian_vault or settings.data_dir / "obsidian"
+    embedder = EmbeddingClient(embedding, timeout=300.0)
     service = BackupService(
         ExportSource(channel),
         settings.data_dir,
         backup,
         ObsidianExporter(ObsidianRepository(pool), vault),
-        Restorer(pool, EmbeddingClient(embedding, timeout=300.0)),
+        Restorer(pool, embedder),
+        DeepVerifier(settings.database_url, embedder),
     )
     servicer.attach(service)
     if not backup.schedule:
