@@ -46,6 +46,12 @@ TOOLS = {
     "goal_add_milestone",
     "goal_update_milestone",
     "goal_remove_milestone",
+    "memory_maintenance",
+    "memory_consolidate",
+    "memory_contradictions",
+    "memory_tag_cleanup",
+    "memory_decay_preview",
+    "memory_graph",
 }
 
 
