@@ -17,6 +17,7 @@ from rich.console import Console
 
 from exocortex.cli import pidfile
 from exocortex.cli.commands import (
+    analytics,
     backups,
     goals,
     insights,
@@ -61,6 +62,7 @@ memories.register(app)
 app.command(rich_help_panel="Memories")(search)
 transfer.register(app)
 insights.register(app)
+app.add_typer(analytics.app, name="analytics", rich_help_panel="Views")
 app.add_typer(goals.app, name="goals", rich_help_panel="Goals and settings")
 app.add_typer(settings.app, name="settings", rich_help_panel="Goals and settings")
 maintenance.register(app)

@@ -98,16 +98,22 @@ def show_restore(report: dict[str, Any], as_json: bool) -> None:
 def verify_backup(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="a backup's name (`exo backups` lists them)")],
+    deep: Annotated[
+        bool,
+        typer.Option(
+            help="also restore it into a scratch database (dropped after) and compare the rows"
+        ),
+    ] = False,
     passphrase: Passphrase = None,
     as_json: Json = False,
 ) -> None:
-    """Decrypt a backup on the server and check every chunk, count and checksum.
+    """Decrypt a backup on the server and check every chunk, count and checksum; with --deep,
+    also restore it into a scratch database of the same Postgres and compare each section.
 
     Exits 1 when it does not hold up."""
+    body = {**(_secret(passphrase) or {}), "deep": deep}
     with client(ctx) as api, output.stderr.status(f"verifying {name}…"):
-        report = api.post(
-            f"/api/backups/{name}/verify", _secret(passphrase), timeout=BACKUP_TIMEOUT_SECONDS
-        )
+        report = api.post(f"/api/backups/{name}/verify", body, timeout=BACKUP_TIMEOUT_SECONDS)
     if as_json:
         output.emit_json(report)
     else:
@@ -118,6 +124,10 @@ def verify_backup(
                 ("exported", report.get("exported_at")),
                 ("format", report["format_version"]),
                 ("counts", [f"{k} {v}" for k, v in report["counts"].items()]),
+                (
+                    "restored",
+                    [f"{k} {v}" for k, v in (report.get("restored_counts") or {}).items()],
+                ),
             ]
         )
         for problem in report["problems"]:
