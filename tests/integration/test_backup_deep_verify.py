@@ -4,16 +4,21 @@ compared with the manifest, the scratch database dropped after."""
 from __future__ import annotations
 
 import json
+import secrets
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import psycopg
+import pytest
+from psycopg import sql
 
 from exocortex.core.runtime.stack import Stack
 from exocortex.maintenance.backup import crypto, files
 from exocortex.maintenance.backup.document import lines
+from exocortex.maintenance.backup.scratch_repository import ScratchUnavailable, scratch_database
 
 PASS = "a long enough passphrase"
 
@@ -109,3 +114,24 @@ async def test_deep_verify_restores_into_a_scratch_database_and_drops_it(
         assert _scratch_databases(exo_stack.database_url) == []
     finally:
         tampered.unlink()
+
+
+async def test_a_role_without_createdb_is_told_what_to_grant(exo_stack: Stack) -> None:
+    role = "exo_no_createdb_" + secrets.token_hex(4)
+    with psycopg.connect(exo_stack.database_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE ROLE {} LOGIN NOCREATEDB PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(role)
+            )
+        )
+    try:
+        parts = urlsplit(exo_stack.database_url)
+        host = parts.hostname or "127.0.0.1"
+        limited = urlunsplit(parts._replace(netloc=f"{role}:{role}@{host}:{parts.port}"))
+        with pytest.raises(ScratchUnavailable, match="CREATEDB"):
+            async with scratch_database(limited):
+                pass
+        assert _scratch_databases(exo_stack.database_url) == []
+    finally:
+        with psycopg.connect(exo_stack.database_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
