@@ -109,6 +109,11 @@ def problem(
 
 def _field_path(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    # A body that may be one of several models (e.g. an import request or an export document)
+    # has the member's class name in its error location; clients name fields, not models, and
+    # every field of the API is snake_case, so a CamelCase first part is that class name.
+    if len(parts) > 1 and loc[:1] == ("body",) and parts[0][:1].isupper():
+        parts = parts[1:]
     return ".".join(parts)
 
 
