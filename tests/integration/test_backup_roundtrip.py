@@ -179,3 +179,33 @@ async def test_backup_wipe_restore_gives_back_the_same_store(
             break
         await asyncio.sleep(0.5)
     assert await _top10(api, namespace) == tops
+
+
+async def test_a_bad_item_in_an_export_document_fails_alone(
+    api: httpx.AsyncClient, stack_db: Db, namespace: str
+) -> None:
+    """An edited or damaged export document: items without their keys, with a key of the wrong
+    type, or with a value the database refuses are reported one by one, and the good items of
+    the same batch are restored; the request itself never fails with a 500."""
+    memory_id = await _store(api, namespace, "The staging cluster is rebuilt every Friday night.")
+    document = await _export(api, namespace)
+    good = next(m for m in document["memories"] if m["id"] == memory_id)
+    await _wipe(stack_db, namespace)
+    bad_date = {**good, "id": good["id"][:-4] + "ZZZZ", "created_at": "not a date"}
+    document["memories"] = [
+        {"W": [True, 1], "": {"x": "y"}},  # no key at all
+        {**good, "id": "m-wrong-version", "version": "seven"},
+        bad_date,  # refused by the database: retried alone, fails alone
+        good,
+    ]
+    reply = await api.post("/api/memories/import", json=document)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["sections"]["memories"]["created"] == 1
+    assert body["sections"]["memories"]["conflict"] == 3
+    reasons = {i["key"]: i["reason"] for i in body["items"] if i["section"] == "memories"}
+    assert reasons["m-wrong-version"] == "rejected: version is missing or not a whole number"
+    assert reasons[bad_date["id"]].startswith("rejected: ")
+    restored = await api.get(f"/api/memories/{memory_id}")
+    assert restored.status_code == 200, restored.text
+    assert (await api.get(f"/api/memories/{bad_date['id']}")).status_code == 404

@@ -58,6 +58,23 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         os.environ.pop("EXO_EMBEDDING_CACHE_DIR", None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_scheduled_maintenance() -> Iterator[None]:
+    """Every stack a test starts (the session stack and the ones fault, scale and CLI tests
+    start themselves, whose processes inherit this environment) runs no maintenance schedule
+    and no start-up pass: jobs that consolidate, decay or archive would change the rows a test
+    asserts on. A run that sets EXO_MAINTENANCE_SCHEDULER keeps its choice; a test about
+    schedules passes EXO_MAINTENANCE_SCHEDULER=true to the process it starts."""
+    if "EXO_MAINTENANCE_SCHEDULER" in os.environ:
+        yield
+        return
+    os.environ["EXO_MAINTENANCE_SCHEDULER"] = "false"
+    try:
+        yield
+    finally:
+        os.environ.pop("EXO_MAINTENANCE_SCHEDULER", None)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs a real server as `integration`, so `-m "not integration"`
     runs the pure unit tests only."""

@@ -55,6 +55,14 @@ class RestoreReport:
     # Items not created (conflicts first), at most MAX_ITEM_RESULTS.
     items: list[ItemResult] = field(default_factory=list)
 
+    def merge(self, other: RestoreReport) -> None:
+        for name, counts in other.sections.items():
+            mine = self.sections.setdefault(name, SectionResult())
+            for outcome in ("created", "skipped", "conflict", "updated"):
+                mine.add(outcome, getattr(counts, outcome))
+        room = MAX_ITEM_RESULTS - len(self.items)
+        self.items.extend(other.items[: max(room, 0)])
+
     def note(self, item: ItemResult) -> None:
         self.sections.setdefault(item.section, SectionResult()).add(item.outcome)
         if item.outcome != "created" and len(self.items) < MAX_ITEM_RESULTS:
@@ -77,6 +85,35 @@ def item_key(section: str, item: dict[str, Any]) -> str:
     if section == "goal_links":
         return f"{item['goal_id']}→{item['memory_id']}"
     return str(item.get("id", ""))
+
+
+# What a memory item needs before it reaches the database (its other fields are checked by the
+# columns they go into).
+_MEMORY_SHAPE: dict[str, tuple[type, str]] = {
+    "id": (str, "a string"),
+    "namespace": (str, "a string"),
+    "content": (str, "a string"),
+    "version": (int, "a whole number"),
+}
+
+
+def malformed(section: str, item: dict[str, Any]) -> str | None:
+    """Why an item cannot be restored as it is, or None: a missing key or a key of the wrong
+    type (an edited or damaged export document), reported for that item alone."""
+    if section == "settings":
+        return None  # one mapping of keys to values, checked by the settings upsert
+    try:
+        key = item_key(section, item)
+    except (KeyError, TypeError):
+        return "its key fields are missing"
+    if not key:
+        return "it has no id"
+    if section == "memories":
+        for name, (kind, label) in _MEMORY_SHAPE.items():
+            value = item.get(name)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                return f"{name} is missing or not {label}"
+    return None
 
 
 def _batches(
@@ -153,40 +190,72 @@ class Restorer:
     ) -> RestoreReport:
         report = RestoreReport(dry_run=dry_run)
         lineage: list[dict[str, Any]] = []
-        for section, batch in _batches(items):
+        for section, batch in _batches(self._well_formed(items, report)):
             try:
-                async with self._pool.connection() as conn, conn.transaction():
-                    if section == "memories":
-                        await self._memories(conn, batch, report, lineage, dry_run)
-                    elif section == "settings":
-                        for settings in batch:
-                            outcomes = await sql.upsert_settings(conn, settings)
-                            for key, outcome in outcomes.items():
-                                report.note(ItemResult(section, key, outcome, ""))  # type: ignore[arg-type]
-                    elif section in sql.SECTION_SQL:
-                        created = await sql.insert_section(conn, section, batch)
-                        for item in batch:
-                            key = item_key(section, item)
-                            if key in created:
-                                report.note(ItemResult(section, key, "created", ""))
-                            else:
-                                report.note(
-                                    ItemResult(
-                                        section,
-                                        key,
-                                        "skipped",
-                                        "already present, or a row it refers to is missing",
-                                    )
-                                )
-                    if dry_run:
-                        raise _Rollback
-            except _Rollback:
-                pass
+                await self._batch(section, batch, report, lineage, dry_run)
+            except sql.RowRejected:
+                # One bad item must not fail its neighbours: each is tried alone.
+                for item in batch:
+                    try:
+                        await self._batch(section, [item], report, lineage, dry_run)
+                    except sql.RowRejected as err:
+                        reason = f"rejected: {str(err).splitlines()[0][:200]}"
+                        key = item_key(section, item)
+                        report.note(ItemResult(section, key, "conflict", reason))
         if lineage and not dry_run:
             async with self._pool.connection() as conn, conn.transaction():
                 for start in range(0, len(lineage), BATCH):
                     await sql.set_lineage(conn, lineage[start : start + BATCH])
         return report
+
+    @staticmethod
+    def _well_formed(
+        items: Iterable[tuple[str, dict[str, Any]]], report: RestoreReport
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        for section, item in items:
+            reason = malformed(section, item)
+            if reason is None:
+                yield section, item
+                continue
+            key = str(item.get("id") or "") if isinstance(item, dict) else ""
+            report.note(ItemResult(section, key, "conflict", f"rejected: {reason}"))
+
+    async def _batch(
+        self,
+        section: str,
+        batch: list[dict[str, Any]],
+        report: RestoreReport,
+        lineage: list[dict[str, Any]],
+        dry_run: bool,
+    ) -> None:
+        """One batch in one transaction (rolled back on a dry run). What it reports is kept only
+        when the transaction ends well, so a batch retried item by item is not counted twice."""
+        done = RestoreReport(dry_run=dry_run)
+        links: list[dict[str, Any]] = []
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                if section == "memories":
+                    await self._memories(conn, batch, done, links, dry_run)
+                elif section == "settings":
+                    for settings in batch:
+                        outcomes = await sql.upsert_settings(conn, settings)
+                        for key, outcome in outcomes.items():
+                            done.note(ItemResult(section, key, outcome, ""))  # type: ignore[arg-type]
+                elif section in sql.SECTION_SQL:
+                    created = await sql.insert_section(conn, section, batch)
+                    for item in batch:
+                        key = item_key(section, item)
+                        if key in created:
+                            done.note(ItemResult(section, key, "created", ""))
+                        else:
+                            reason = "already present, or a row it refers to is missing"
+                            done.note(ItemResult(section, key, "skipped", reason))
+                if dry_run:
+                    raise _Rollback
+        except _Rollback:
+            pass
+        report.merge(done)
+        lineage.extend(links)
 
     async def _memories(
         self,

@@ -17,6 +17,9 @@ from exocortex.core.db import outbox
 from exocortex.core.db.arrays import TextArray
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
+# What the database raises for a row it cannot take (a value of the wrong type, a constraint):
+# the restore then retries that batch item by item, so one bad item fails alone.
+RowRejected = psycopg.Error
 
 _MEMORY_RECORD = """
     id text, namespace text, content text, content_type text, source text, source_uri text,
