@@ -98,3 +98,11 @@ def test_reembed_dry_run_reports_what_it_would_embed(exo: Exo) -> None:
     run = exo.json("reembed", "--dry-run")
     assert run["dry_run"] is True
     assert "to_embed" in run
+
+
+def test_reindex_finds_the_indexes_in_step_with_postgres(exo: Exo) -> None:
+    first = exo.json("reindex")
+    assert "repaired" in first, first
+    # Whatever the first run repaired, a second one right after finds nothing to repair.
+    second = exo.json("reindex")
+    assert second["repaired"] == {}, second

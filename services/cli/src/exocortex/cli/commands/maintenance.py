@@ -27,7 +27,7 @@ POLL_SECONDS = 1.0
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="maintenance", rich_help_panel="Maintenance")
-    for command in (consolidate, contradictions, retrieval_regression, reembed):
+    for command in (consolidate, contradictions, retrieval_regression, reembed, reindex):
         root.command(rich_help_panel="Maintenance")(command)
 
 
@@ -297,4 +297,12 @@ def reembed(
     body = {"dry_run": dry_run, "stale_model": stale_model, "limit": limit}
     with client(ctx) as api:
         result = follow(api, "/api/reembed", body, "re-embedding")
+    show_run(result, as_json)
+
+
+def reindex(ctx: typer.Context, as_json: Json = False) -> None:
+    """Rebuild the vector and keyword indexes from Postgres: what is missing is written again,
+    what is stale rewritten, what should not be there removed (a second run repairs nothing)."""
+    with client(ctx) as api:
+        result = follow(api, "/api/maintenance/reindex", {}, "reindexing")
     show_run(result, as_json)
