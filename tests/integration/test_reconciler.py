@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import nats
 import psycopg
 import pytest
 import pytest_asyncio
 from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 
+from exocortex.core.bus import subjects
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import memories
 from exocortex.core.runtime.postgres import EmbeddedPostgres
@@ -81,6 +83,14 @@ async def _repaired(stack: Stack) -> dict[tuple[str, str], float]:
     return out
 
 
+async def _listening(stack: Stack) -> bool:
+    try:
+        await _repaired(stack)
+    except httpx.HTTPError:
+        return False
+    return True
+
+
 async def _ranks(
     client: httpx.AsyncClient, namespace: str, query: str, memory_id: str
 ) -> set[str] | None:
@@ -99,6 +109,25 @@ async def _eventually(check: Any, seconds: float = 60.0) -> None:
             return
         await asyncio.sleep(0.5)
     raise AssertionError(f"{check.__name__} did not hold within {seconds:.0f} s")
+
+
+async def _projector_drained(stack: Stack) -> bool:
+    """Every event written so far is in the stream (the outbox has none left to publish) and
+    was applied and acknowledged by the projector: none waiting, none in flight. Enrichment's
+    own event can reach the stream after the memory reads as enriched; applied after a restart,
+    it would repair the damage before the reconciler does."""
+    async with await psycopg.AsyncConnection.connect(stack.database_url, autocommit=True) as conn:
+        row = await (
+            await conn.execute("SELECT count(*) FROM outbox WHERE published_at IS NULL")
+        ).fetchone()
+    if row is None or row[0]:
+        return False
+    nc = await nats.connect(stack.nats_url)
+    try:
+        info = await nc.jetstream().consumer_info(subjects.STREAM, subjects.RETRIEVAL_PROJECTOR)
+    finally:
+        await nc.close()
+    return bool(info.num_pending == 0 and info.num_ack_pending == 0)
 
 
 async def _rows(stack: Stack, ids: list[str]) -> dict[str, MemoryRecord]:
@@ -132,6 +161,11 @@ async def test_on_start_the_reconciler_repairs_indexes_damaged_while_retrieval_w
         return await _absent(client, namespace, gone)
 
     await _eventually(projected_away, seconds=10)
+
+    async def projector_drained() -> bool:
+        return await _projector_drained(repair_stack)
+
+    await _eventually(projector_drained, seconds=60)
 
     # Damage the indexes while retrieval is down, with no event to tell it: lost documents,
     # documents at an older version, documents whose memory is archived or gone.
@@ -175,7 +209,14 @@ async def test_on_start_the_reconciler_repairs_indexes_damaged_while_retrieval_w
 
     # Retrieval loads its query model before it listens: on a busy machine that alone can take
     # most of a minute, so the bound is generous (a passing run takes seconds).
-    await _eventually(reconciled, seconds=180)
+    try:
+        await _eventually(reconciled, seconds=180)
+    except AssertionError as exc:
+        log = repair_stack.log_dir / "retrieval.log"
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
+        listening = await _listening(repair_stack)
+        counted = await _repaired(repair_stack) if listening else "not listening"
+        raise AssertionError(f"{exc}; repaired: {counted}; retrieval's log:\n{tail}") from exc
     assert await _repaired(repair_stack) == expected
 
     # Searches see the repaired state.
