@@ -56,16 +56,22 @@ _NO_BOOSTS = {
     "scoring.tag_boost": "0",
     "scoring.graph_weight": "0",
     "scoring.neighbour_weight": "0",
+    "scoring.context_weight": "0",
     "scoring.quality_weight": "0",
     "scoring.goal_gated_weight": "0",
 }
 # Same-run baselines: each signal switched off, and each index alone, through the same REST
 # search (settings patched live).
 BASELINES = {
-    # The first pass runs right after each conversation is stored, while enrichment still works
-    # on it (links, entities); every other row runs later. This one tells that effect apart.
+    # The first pass runs as each conversation is stored and enriched; every other row runs
+    # after all of them, searching the same data again. This one shows the run-to-run spread.
     "defaults again, with the other rows": {},
     "without arrival neighbours": {"scoring.neighbour_weight": "0"},
+    "without contextual vectors": {"scoring.context_weight": "0"},
+    "without arrival neighbours or contextual vectors": {
+        "scoring.neighbour_weight": "0",
+        "scoring.context_weight": "0",
+    },
     "neighbours without their coherence guard": {"search.neighbour_coherence_full": "0"},
     "without graph proximity": {"scoring.graph_weight": "0"},
     "without query expansion": {"search.query_expansion": "false"},
@@ -186,6 +192,17 @@ async def store_conversation(
         random.Random(sample["sample_id"]).shuffle(ordered)
     await asyncio.gather(*(one(t) for t in ordered))
     return by_id
+
+
+async def enriched(client: httpx.AsyncClient, memory_id: str, seconds: float = 600.0) -> None:
+    """Wait until enrichment has finished with ``memory_id`` (it works in arrival order)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        reply = await client.get(f"/api/memories/{memory_id}")
+        if reply.status_code == 200 and reply.json().get("enrichment_status") == "done":
+            return
+        await asyncio.sleep(0.5)
+    print(f"enrichment still busy with {memory_id} after {seconds:.0f} s; asking anyway")
 
 
 async def ask(
@@ -499,6 +516,10 @@ async def main() -> None:
                         store_ms if first else [],
                         shuffle=order == "shuffled",
                     )
+                    # Asked once enrichment is through with the conversation (its last turn
+                    # enriched), as an agent asks later in its work: the contextual vectors and
+                    # links it makes are in place.
+                    await enriched(client, max(maps[sid]))
                     defaults[sid] = Stats()
                     await ask(
                         client,

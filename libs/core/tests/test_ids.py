@@ -19,3 +19,17 @@ def test_ids_made_after_a_batch_never_repeat_one_of_it() -> None:
         later = [new_id() for _ in range(5)]
         assert not set(batch) & set(later)
         assert min(later) > max(batch)
+
+
+def test_floor_id_bounds_the_ids_of_a_moment() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from ulid import ULID
+
+    from exocortex.core.ids import floor_id
+
+    at = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    made = str(ULID.from_datetime(at))
+    assert floor_id(at) <= made
+    assert floor_id(at + timedelta(milliseconds=1)) > made
+    assert floor_id(at - timedelta(days=1)) < floor_id(at)

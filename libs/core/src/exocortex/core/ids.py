@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from ulid import ULID
 
@@ -24,3 +25,10 @@ def new_ids(count: int) -> list[str]:
     increasing ids within a millisecond, so ids made later (a batch's chunks) never repeat one
     of these; counting up from a first id did, and the batch insert failed on the key."""
     return sorted(str(ULID()) for _ in range(count))
+
+
+def floor_id(at: datetime) -> str:
+    """The lowest ULID of the millisecond ``at``: ids compare as arrival times, so ``id >=
+    floor_id(t)`` bounds an index range scan by time."""
+    millis = max(0, int(at.timestamp() * 1000))
+    return str(ULID(millis.to_bytes(6, "big") + bytes(10)))

@@ -21,12 +21,14 @@ from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
 from exocortex.core.db import outbox
 from exocortex.core.db.pool import DictConnection, Pool
+from exocortex.core.domain.context import context_text
 from exocortex.core.domain.contradictions import find_contradiction
 from exocortex.core.domain.entities import extract_entities, extract_relationships
 from exocortex.core.domain.keywords import generate_keywords
 from exocortex.core.domain.vectors import Vector, from_bytes, to_bytes
 from exocortex.core.logging import get_logger
 from exocortex.core.records import MemoryRecord
+from exocortex.core.repositories import context as contexts
 from exocortex.core.repositories import links, memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.enrichment import events, metrics, repository, temporal
@@ -96,6 +98,7 @@ class Enricher:
             )
             neighbours = _roots(found[0] if found else [], row.id)
         goals = await self._goal_matches(row, vector, limits) if vector is not None else []
+        context = await self._context(row, limits)
 
         async with self._pool.connection() as conn, conn.transaction():
             current = await repository.lock_status(conn, row.id)
@@ -121,6 +124,7 @@ class Enricher:
             contradictions = await self._contradictions(conn, row, neighbours, limits)
             for goal_id, similarity in goals:
                 await repository.link_goal(conn, goal_id, row.id, round(similarity, 3))
+            await contexts.save(conn, row.id, context)
             keywords = generate_keywords(row.content, row.tags, [e.name for e in entities])
             version = await repository.mark_enriched(conn, row.id, keywords)
             await outbox.enqueue(
@@ -139,6 +143,21 @@ class Enricher:
             goals=len(goals),
             elaborates=hierarchy,
         )
+
+    async def _context(self, row: MemoryRecord, limits: Thresholds) -> bytes | None:
+        """The memory's contextual vector (see ``core.domain.context``): None for a chunked or
+        long memory, one with no previous memory in its stretch of work, or when search does not
+        use them."""
+        if row.embedding is None or limits.context_weight <= 0:
+            return None
+        async with self._pool.connection() as conn:
+            previous = await contexts.previous_content(
+                conn, row.id, row.created_at, limits.context_gap
+            )
+        text = context_text(previous, row.content) if previous else None
+        if text is None:
+            return None
+        return to_bytes((await self._embedder.embed([text]))[0])
 
     async def _contradictions(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
 from exocortex.core.domain.contradictions import NEGATION_OVERLAP
 from exocortex.core.domain.entities import MIN_CONFIDENCE
@@ -40,6 +41,10 @@ class Thresholds:
     # Share of content words a negated/non-negated sentence pair must have in common.
     negation_overlap: float
     goal: float
+    # Contextual vectors: whether to make them (search adds them with this weight; 0 = off),
+    # and how far back the previous memory of the same stretch of work may lie.
+    context_weight: float
+    context_gap: timedelta
 
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> Thresholds:
@@ -55,4 +60,8 @@ class Thresholds:
                 s, "enrichment.contradiction_negation_overlap", NEGATION_OVERLAP, 0.0, 1.0
             ),
             goal=_float(s, "enrichment.goal_threshold", 0.55, -1.0, 1.0),
+            context_weight=_float(s, "scoring.context_weight", 1.0, 0.0, 10.0),
+            context_gap=timedelta(
+                minutes=_float(s, "search.neighbour_max_gap_minutes", 30.0, 0.0, 525_600.0)
+            ),
         )

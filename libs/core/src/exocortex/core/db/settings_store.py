@@ -30,6 +30,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "scoring.rrf_min_score": "0.001",
     "scoring.graph_weight": "0.05",
     "scoring.neighbour_weight": "0.5",
+    "scoring.context_weight": "1.0",
     "scoring.usefulness_weight": "0.05",
     "scoring.valence_weight": "0.05",
     "scoring.quality_weight": "0.10",

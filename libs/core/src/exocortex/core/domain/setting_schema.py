@@ -70,6 +70,7 @@ SCHEMA: dict[str, Spec] = {
     "scoring.rrf_min_score": FRACTION,
     "scoring.graph_weight": WEIGHT,
     "scoring.neighbour_weight": WEIGHT,
+    "scoring.context_weight": WEIGHT,
     "scoring.usefulness_weight": WEIGHT,
     "scoring.valence_weight": WEIGHT,
     "scoring.quality_weight": WEIGHT,

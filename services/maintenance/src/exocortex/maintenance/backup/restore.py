@@ -18,7 +18,9 @@ from itertools import groupby
 from typing import Any, Literal
 
 from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.domain.context import context_text
 from exocortex.core.domain.vectors import to_bytes
+from exocortex.core.repositories import context as contexts
 from exocortex.maintenance.backup import restore_repository as sql
 from exocortex.maintenance.backup.document import lines
 from exocortex.maintenance.backup.events import stored_event
@@ -190,14 +192,15 @@ class Restorer:
     ) -> RestoreReport:
         report = RestoreReport(dry_run=dry_run)
         lineage: list[dict[str, Any]] = []
+        restored: list[str] = []
         for section, batch in _batches(self._well_formed(items, report)):
             try:
-                await self._batch(section, batch, report, lineage, dry_run)
+                await self._batch(section, batch, report, lineage, dry_run, restored)
             except sql.RowRejected:
                 # One bad item must not fail its neighbours: each is tried alone.
                 for item in batch:
                     try:
-                        await self._batch(section, [item], report, lineage, dry_run)
+                        await self._batch(section, [item], report, lineage, dry_run, restored)
                     except sql.RowRejected as err:
                         reason = f"rejected: {str(err).splitlines()[0][:200]}"
                         key = item_key(section, item)
@@ -206,7 +209,31 @@ class Restorer:
             async with self._pool.connection() as conn, conn.transaction():
                 for start in range(0, len(lineage), BATCH):
                     await sql.set_lineage(conn, lineage[start : start + BATCH])
+        if restored and self._embed and not dry_run:
+            await self._contexts(restored)
         return report
+
+    async def _contexts(self, ids: list[str]) -> None:
+        """Contextual vectors for the restored memories, made again as enrichment makes them
+        (the export does not carry them; their neighbours are all in place only now)."""
+        async with self._pool.connection() as conn:
+            weight, gap = await contexts.settings(conn)
+            if weight <= 0:
+                return
+            rows = await sql.context_candidates(conn, ids)
+            texts: dict[str, str] = {}
+            for memory_id, content, created_at in rows:
+                previous = await contexts.previous_content(conn, memory_id, created_at, gap)
+                text = context_text(previous, content) if previous else None
+                if text is not None:
+                    texts[memory_id] = text
+        items = list(texts.items())
+        for start in range(0, len(items), BATCH):
+            part = items[start : start + BATCH]
+            vectors = await self._embedding.embed([t for _, t in part], deadline_seconds=300.0)
+            async with self._pool.connection() as conn, conn.transaction():
+                for (memory_id, _), vector in zip(part, vectors, strict=True):
+                    await contexts.save(conn, memory_id, to_bytes(vector))
 
     @staticmethod
     def _well_formed(
@@ -227,15 +254,17 @@ class Restorer:
         report: RestoreReport,
         lineage: list[dict[str, Any]],
         dry_run: bool,
+        restored: list[str],
     ) -> None:
         """One batch in one transaction (rolled back on a dry run). What it reports is kept only
         when the transaction ends well, so a batch retried item by item is not counted twice."""
         done = RestoreReport(dry_run=dry_run)
         links: list[dict[str, Any]] = []
+        created_ids: list[str] = []
         try:
             async with self._pool.connection() as conn, conn.transaction():
                 if section == "memories":
-                    await self._memories(conn, batch, done, links, dry_run)
+                    created_ids = await self._memories(conn, batch, done, links, dry_run)
                 elif section == "settings":
                     for settings in batch:
                         outcomes = await sql.upsert_settings(conn, settings)
@@ -256,6 +285,8 @@ class Restorer:
             pass
         report.merge(done)
         lineage.extend(links)
+        if not dry_run:
+            restored.extend(created_ids)
 
     async def _memories(
         self,
@@ -264,7 +295,8 @@ class Restorer:
         report: RestoreReport,
         lineage: list[dict[str, Any]],
         dry_run: bool,
-    ) -> None:
+    ) -> list[str]:
+        """Restore a batch of memories; returns the ids it created."""
         if self._embed and not dry_run:
             batch = await self._embedded(conn, batch)
         created = await sql.insert_memories(conn, batch, roots=True)
@@ -289,7 +321,7 @@ class Restorer:
                 )
                 report.note(ItemResult("memories", m["id"], "conflict", reason))
         if not created:
-            return
+            return []
         rows = [m for m in batch if m["id"] in created]
         await sql.add_tags_and_usage(conn, rows, created)
         lineage.extend(
@@ -298,5 +330,6 @@ class Restorer:
             if m.get("consolidated_into") or m.get("superseded_by")
         )
         if dry_run:
-            return
+            return []
         await sql.announce(conn, sorted(created), stored_event)
+        return sorted(created)

@@ -8,6 +8,7 @@ Every statement takes the batch as one JSON array (``%(rows)s``) and reads it wi
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -285,3 +286,14 @@ async def insert_section(conn: Conn, section: str, rows: list[dict[str, Any]]) -
 async def upsert_settings(conn: Conn, settings: dict[str, str]) -> dict[str, str]:
     cur = await conn.execute(UPSERT_SETTINGS, {"settings": Jsonb(settings)})
     return {r["key"]: r["outcome"] for r in await cur.fetchall()}
+
+
+async def context_candidates(conn: Conn, ids: list[str]) -> list[tuple[str, str, datetime]]:
+    """(id, content, created_at) of the restored root memories that can have a contextual
+    vector: active, with a vector of their own (not chunked), arrival order."""
+    cur = await conn.execute(
+        "SELECT id, content, created_at FROM memories WHERE id = ANY(%(ids)s) "
+        "AND parent_id IS NULL AND is_active AND embedding IS NOT NULL ORDER BY id",
+        {"ids": TextArray(ids)},
+    )
+    return [(r["id"], r["content"], r["created_at"]) for r in await cur.fetchall()]

@@ -67,9 +67,9 @@ class IndexHits:
 
     async def vector(
         self, query: str, limit: int, flt: IndexFilter, embedded: asyncio.Event
-    ) -> list[IndexHit]:
-        """Vector hits for the query; sets `embedded` once the query vector is known or
-        cannot be had (the keyword side must not wait for a failed embedding)."""
+    ) -> tuple[list[IndexHit], Vector]:
+        """Vector hits for the query, and its vector; sets `embedded` once the query vector is
+        known or cannot be had (the keyword side must not wait for a failed embedding)."""
         try:
             vector = self._query_vectors.get(query)
             if vector is None:
@@ -79,4 +79,4 @@ class IndexHits:
                 self._query_vectors.put(query, vector)
         finally:
             embedded.set()
-        return await metrics.timed("vector", self._vector.search(vector, limit, flt))
+        return await metrics.timed("vector", self._vector.search(vector, limit, flt)), vector

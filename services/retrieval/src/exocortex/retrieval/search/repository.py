@@ -234,6 +234,20 @@ async def vectors(conn: Conn, found: Found) -> dict[str, Vector]:
     return out
 
 
+_CONTEXT_SQL = """
+SELECT id, context_embedding FROM memories
+ WHERE id = ANY(%(ids)s) AND context_embedding IS NOT NULL
+"""
+
+
+async def context_vectors(conn: Conn, ids: Sequence[str]) -> dict[str, Vector]:
+    """The contextual vectors of those of ``ids`` that have one (see ``search.context``)."""
+    if not ids:
+        return {}
+    cur = await conn.execute(_CONTEXT_SQL, {"ids": TextArray(ids)})
+    return {row["id"]: from_bytes(row["context_embedding"]) for row in await cur.fetchall()}
+
+
 _ENTITY_TERMS = """
 WITH hit AS (
     SELECT e.id, e.name, e.aliases

@@ -19,10 +19,11 @@ from exocortex.core.domain.text import strip_private
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
 from exocortex.core.settings_cache import SettingsCache
-from exocortex.indexes.base import IndexHit, KeywordIndex, VectorIndex
+from exocortex.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
 from exocortex.retrieval import metrics
 from exocortex.retrieval.search import (
     bounds,
+    context,
     expansion,
     neighbours,
     packing,
@@ -121,17 +122,23 @@ class SearchService:
         # 31.1/43.8 ms (medians of four pairs).
         embedded = asyncio.Event()
         vector_task = asyncio.create_task(
-            self._hits.vector(f"{query} {extra}" if extra else query, candidates, flt, embedded)
+            self._vector_leg(
+                f"{query} {extra}" if extra else query,
+                candidates,
+                flt,
+                embedded,
+                cfg.context_weight,
+            )
         )
         expansion_cfg = expansion.ExpansionSettings.from_settings(settings)
         keyword_task = asyncio.create_task(
             self._hits.keyword(namespace, query, extra, expansion_cfg, candidates, flt, embedded)
         )
-        vector_hits: list[IndexHit] = []
+        vector_roots: list[tuple[str, float]] = []
         keyword_hits: list[IndexHit] = []
         expansion_terms: list[str] = []
         try:
-            vector_hits = await vector_task
+            vector_roots = await vector_task
         except Exception as exc:
             log.warning("vector side unavailable; answering from keywords", error=str(exc))
             degraded.append("vector")
@@ -142,7 +149,7 @@ class SearchService:
             degraded.append("keyword")
 
         lists = {
-            "vector": collapse_to_roots([(h.memory_id, h.score, h.parent_id) for h in vector_hits]),
+            "vector": vector_roots,
             "keyword": collapse_to_roots(
                 [(h.memory_id, h.score, h.parent_id) for h in keyword_hits]
             ),
@@ -220,6 +227,30 @@ class SearchService:
         if self.listener is not None:
             self.listener(q, outcome)
         return outcome
+
+    async def _vector_leg(
+        self,
+        text: str,
+        limit: int,
+        flt: IndexFilter,
+        embedded: asyncio.Event,
+        context_weight: float,
+    ) -> list[tuple[str, float]]:
+        """The vector index's roots for ``text``, re-ranked with their contextual vectors (see
+        ``context``; read beside the keyword search)."""
+        hits, query_vector = await self._hits.vector(text, limit, flt, embedded)
+        roots = collapse_to_roots([(h.memory_id, h.score, h.parent_id) for h in hits])
+        if context_weight <= 0 or not roots:
+            return roots
+        try:
+            async with self._pool.connection() as conn:
+                contexts = await metrics.timed(
+                    "context", repository.context_vectors(conn, [r for r, _ in roots])
+                )
+        except Exception as exc:  # context only reorders the leg; never fail a search on it
+            log.warning("contextual vectors unavailable; vector order kept", error=str(exc))
+            return roots
+        return context.rerank(roots, contexts, query_vector, context_weight)
 
     async def _hydrate(self, ids: list[str]) -> dict[str, Candidate]:
         """The rows, each with what the quality and goal signals need beyond it (read right

@@ -54,11 +54,12 @@ async def save_vectors(
 ) -> list[Changed]:
     """Store each ``(id, version read, vector)`` while the row is still at that version: the
     vector was computed from the content read then, so a row edited since is left for the
-    next run instead of getting a vector of its old text."""
+    next run instead of getting a vector of its old text. A contextual vector made by another
+    model is cleared (search then counts the memory's own similarity in its place)."""
     cur = await conn.execute(
         """
         UPDATE memories m SET embedding = v.embedding, embedding_model = %s, embedding_dim = %s,
-               updated_at = now(), version = m.version + 1
+               context_embedding = NULL, updated_at = now(), version = m.version + 1
           FROM unnest(%s::text[], %s::bigint[], %s::bytea[]) AS v(id, version, embedding)
          WHERE m.id = v.id AND m.version = v.version AND m.is_active
         RETURNING m.id, m.version, m.namespace
