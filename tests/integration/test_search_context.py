@@ -1,6 +1,7 @@
-"""Contextual vectors on the real stack: enrichment embeds a memory together with the one stored
-just before it in the same stretch of work, and search's vector leg counts that similarity too,
-so a reply that names nothing of the question is found through the question it answers."""
+"""Contextual vectors on the real stack (off by default, switched on here): enrichment embeds a
+memory together with the one stored just before it in the same stretch of work, and search's
+vector leg counts that similarity too, so a reply that names nothing of the question is found
+through the question it answers."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 import httpx
 import numpy as np
 import psycopg
+import pytest
+import pytest_asyncio
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.domain.context import context_text
@@ -37,6 +40,15 @@ FILLERS = [
 ]
 
 
+@pytest_asyncio.fixture
+async def contextual(api: httpx.AsyncClient) -> AsyncIterator[None]:
+    """Contextual vectors made and used for the test's duration (the stack's settings are
+    shared: put back after)."""
+    on = {"enrichment.context_vectors": "true", "scoring.context_weight": "1"}
+    async with _settings(api, on):
+        yield
+
+
 async def _context(db: psycopg.AsyncConnection[dict[str, Any]], memory_id: str) -> Any:
     row = await (
         await db.execute("SELECT context_embedding FROM memories WHERE id = %s", (memory_id,))
@@ -45,6 +57,19 @@ async def _context(db: psycopg.AsyncConnection[dict[str, Any]], memory_id: str) 
     return row["context_embedding"]
 
 
+async def test_none_are_made_by_default(
+    api: httpx.AsyncClient, namespace: str, stack_db: psycopg.AsyncConnection[dict[str, Any]]
+) -> None:
+    settings = (await api.get("/api/settings")).json()
+    assert settings["enrichment.context_vectors"] == "false"
+    assert settings["scoring.context_weight"] == "0"
+    await store(api, namespace, QUESTION)
+    answered = await store(api, namespace, ANSWER)
+    await wait_enriched(api, answered)
+    assert await _context(stack_db, answered) is None
+
+
+@pytest.mark.usefixtures("contextual")
 async def test_enrichment_embeds_a_memory_with_the_one_stored_before(
     api: httpx.AsyncClient,
     namespace: str,
@@ -67,6 +92,7 @@ async def test_enrichment_embeds_a_memory_with_the_one_stored_before(
     assert cosine > 0.999
 
 
+@pytest.mark.usefixtures("contextual")
 async def test_another_session_gives_no_context(
     api: httpx.AsyncClient, namespace: str, stack_db: psycopg.AsyncConnection[dict[str, Any]]
 ) -> None:
@@ -89,6 +115,7 @@ async def _answer_rank(api: httpx.AsyncClient, namespace: str, answered: str) ->
     raise AssertionError("the answer was not found at all")
 
 
+@pytest.mark.usefixtures("contextual")
 async def test_a_reply_is_found_through_the_question_it_answers(
     api: httpx.AsyncClient, namespace: str
 ) -> None:
@@ -103,20 +130,20 @@ async def test_a_reply_is_found_through_the_question_it_answers(
     assert body["results"][0]["memory"]["id"] == asked
     with_context = await _answer_rank(api, namespace, answered)
     assert with_context == 2
-    async with _context_weight(api, "0"):
+    async with _settings(api, {"scoring.context_weight": "0"}):
         without = await _answer_rank(api, namespace, answered)
     assert without > with_context
 
 
 @asynccontextmanager
-async def _context_weight(api: httpx.AsyncClient, value: str) -> AsyncIterator[None]:
-    """``scoring.context_weight`` at ``value`` inside (the stack's settings are shared: put
-    back after)."""
-    before = (await api.get("/api/settings")).json()["scoring.context_weight"]
-    (await api.patch("/api/settings", json={"scoring.context_weight": value})).raise_for_status()
+async def _settings(api: httpx.AsyncClient, values: dict[str, str]) -> AsyncIterator[None]:
+    """``values`` in effect inside (the stack's settings are shared: put back after)."""
+    current = (await api.get("/api/settings")).json()
+    before = {key: str(current[key]) for key in values}
+    (await api.patch("/api/settings", json=values)).raise_for_status()
     await asyncio.sleep(SETTINGS_TTL_SECONDS)
     try:
         yield
     finally:
-        await api.patch("/api/settings", json={"scoring.context_weight": before})
+        await api.patch("/api/settings", json=before)
         await asyncio.sleep(SETTINGS_TTL_SECONDS)

@@ -146,9 +146,9 @@ class Enricher:
 
     async def _context(self, row: MemoryRecord, limits: Thresholds) -> bytes | None:
         """The memory's contextual vector (see ``core.domain.context``): None for a chunked or
-        long memory, one with no previous memory in its stretch of work, or when search does not
-        use them."""
-        if row.embedding is None or limits.context_weight <= 0:
+        long memory, one with no previous memory in its stretch of work, or when none are made
+        (``enrichment.context_vectors``)."""
+        if row.embedding is None or not limits.context_vectors:
             return None
         async with self._pool.connection() as conn:
             previous = await contexts.previous_content(

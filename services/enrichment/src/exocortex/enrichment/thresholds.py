@@ -41,9 +41,9 @@ class Thresholds:
     # Share of content words a negated/non-negated sentence pair must have in common.
     negation_overlap: float
     goal: float
-    # Contextual vectors: whether to make them (search adds them with this weight; 0 = off),
-    # and how far back the previous memory of the same stretch of work may lie.
-    context_weight: float
+    # Contextual vectors: whether to make them, and how far back the previous memory of the
+    # same stretch of work may lie (search's arrival-neighbour gap).
+    context_vectors: bool
     context_gap: timedelta
 
     @classmethod
@@ -60,7 +60,7 @@ class Thresholds:
                 s, "enrichment.contradiction_negation_overlap", NEGATION_OVERLAP, 0.0, 1.0
             ),
             goal=_float(s, "enrichment.goal_threshold", 0.55, -1.0, 1.0),
-            context_weight=_float(s, "scoring.context_weight", 1.0, 0.0, 10.0),
+            context_vectors=s.get("enrichment.context_vectors", "false").strip().lower() == "true",
             context_gap=timedelta(
                 minutes=_float(s, "search.neighbour_max_gap_minutes", 30.0, 0.0, 525_600.0)
             ),

@@ -30,7 +30,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "scoring.rrf_min_score": "0.001",
     "scoring.graph_weight": "0.05",
     "scoring.neighbour_weight": "0.5",
-    "scoring.context_weight": "1.0",
+    "scoring.context_weight": "0",
     "scoring.usefulness_weight": "0.05",
     "scoring.valence_weight": "0.05",
     "scoring.quality_weight": "0.10",
@@ -71,6 +71,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "enrichment.contradiction_threshold": "0.7",
     "enrichment.contradiction_negation_overlap": "0.6",
     "enrichment.goal_threshold": "0.55",
+    "enrichment.context_vectors": "false",
     # Trash.
     "trash.auto_purge_days": "30",
     # Search.

@@ -105,6 +105,7 @@ SCHEMA: dict[str, Spec] = {
     "enrichment.contradiction_threshold": FRACTION,
     "enrichment.contradiction_negation_overlap": FRACTION,
     "enrichment.goal_threshold": FRACTION,
+    "enrichment.context_vectors": BOOLEAN,
     "trash.auto_purge_days": DAYS,
     "search.query_expansion": BOOLEAN,
     "search.expansion_max_terms": _int(0, 1000),

@@ -52,7 +52,7 @@ async def save(conn: Conn, memory_id: str, vector: bytes | None) -> None:
 
 _SETTINGS_SQL = """
 SELECT key, value FROM settings
- WHERE key IN ('scoring.context_weight', 'search.neighbour_max_gap_minutes')
+ WHERE key IN ('enrichment.context_vectors', 'search.neighbour_max_gap_minutes')
 """
 
 
@@ -64,12 +64,12 @@ def _number(value: str | None, default: float) -> float:
     return number if number == number and number >= 0 else default  # NaN, negative: default
 
 
-async def settings(conn: Conn) -> tuple[float, timedelta]:
-    """The context weight (0: no contextual vectors) and the previous memory's largest gap, as
-    the settings table has them (for work outside the settings cache: a restore)."""
+async def settings(conn: Conn) -> tuple[bool, timedelta]:
+    """Whether contextual vectors are made, and the previous memory's largest gap, as the
+    settings table has them (for work outside the settings cache: a restore)."""
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(_SETTINGS_SQL)
         values = {str(k): str(v) for k, v in await cur.fetchall()}
-    weight = _number(values.get("scoring.context_weight"), 1.0)
+    made = values.get("enrichment.context_vectors", "false").strip().lower() == "true"
     gap = _number(values.get("search.neighbour_max_gap_minutes"), 30.0)
-    return weight, timedelta(minutes=min(gap, 525_600.0))
+    return made, timedelta(minutes=min(gap, 525_600.0))

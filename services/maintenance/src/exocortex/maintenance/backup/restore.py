@@ -217,8 +217,8 @@ class Restorer:
         """Contextual vectors for the restored memories, made again as enrichment makes them
         (the export does not carry them; their neighbours are all in place only now)."""
         async with self._pool.connection() as conn:
-            weight, gap = await contexts.settings(conn)
-            if weight <= 0:
+            made, gap = await contexts.settings(conn)
+            if not made:
                 return
             rows = await sql.context_candidates(conn, ids)
             texts: dict[str, str] = {}

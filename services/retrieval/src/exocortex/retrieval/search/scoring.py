@@ -47,7 +47,7 @@ class ScoringSettings:
     vector_weight: float = 0.50
     fts_weight: float = 0.50
     graph_weight: float = 0.05
-    context_weight: float = 1.0
+    context_weight: float = 0.0
     recency_weight: float = 0.20
     recency_decay: float = 0.05
     frequency_weight: float = 0.10
@@ -70,7 +70,7 @@ class ScoringSettings:
             vector_weight=_float(s, "scoring.vector_weight", 0.50),
             fts_weight=_float(s, "scoring.fts_weight", 0.50),
             graph_weight=_float(s, "scoring.graph_weight", 0.05),
-            context_weight=max(0.0, _float(s, "scoring.context_weight", 1.0)),
+            context_weight=max(0.0, _float(s, "scoring.context_weight", 0.0)),
             recency_weight=_float(s, "scoring.recency_weight", 0.20),
             recency_decay=_float(s, "scoring.recency_decay", 0.05),
             frequency_weight=_float(s, "scoring.frequency_weight", 0.10),

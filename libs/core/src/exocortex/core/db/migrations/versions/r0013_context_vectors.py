@@ -5,10 +5,12 @@ Revision ID: 0013
 Revises: 0012
 Create Date: 2026-12-15
 
-Adds `memories.context_embedding` (written by the enrichment worker; NULL for memories with no
-previous memory in their stretch of work, and for those stored before this revision: search
-then counts their own similarity for it, so nothing changes for them) and seeds
-`scoring.context_weight` (1.0), insert-if-missing.
+Adds `memories.context_embedding` (written by the enrichment worker when
+`enrichment.context_vectors` is on; NULL for memories with no previous memory in their stretch
+of work, and for those enriched without it: search then counts their own similarity for it) and
+seeds `enrichment.context_vectors` (false) and `scoring.context_weight` (0), insert-if-missing.
+Both are off by default: measured on LoCoMo, contextual vectors add nothing beside arrival
+neighbours and cost a little where arrival order means nothing (docs/benchmarks/locomo.md).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 # Spelled out here: a migration must not follow later edits of DEFAULT_SETTINGS.
-SEEDED: dict[str, str] = {"scoring.context_weight": "1.0"}
+SEEDED: dict[str, str] = {"scoring.context_weight": "0", "enrichment.context_vectors": "false"}
 
 
 def upgrade() -> None:
