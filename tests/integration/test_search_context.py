@@ -147,3 +147,24 @@ async def _settings(api: httpx.AsyncClient, values: dict[str, str]) -> AsyncIter
     finally:
         await api.patch("/api/settings", json=before)
         await asyncio.sleep(SETTINGS_TTL_SECONDS)
+
+
+@pytest.mark.usefixtures("contextual")
+async def test_an_import_of_an_export_makes_them_again(
+    api: httpx.AsyncClient, namespace: str, stack_db: psycopg.AsyncConnection[dict[str, Any]]
+) -> None:
+    await store(api, namespace, QUESTION)
+    answered = await store(api, namespace, ANSWER)
+    await wait_enriched(api, answered)
+    made = await _context(stack_db, answered)
+    assert made is not None
+    document = (await api.get("/api/export", params={"namespace": namespace})).json()
+    await stack_db.execute("DELETE FROM memories WHERE namespace = %s", (namespace,))
+    imported = await api.post("/api/memories/import", json=document)
+    assert imported.status_code == 200, imported.text
+    assert imported.json()["sections"]["memories"]["created"] == 2
+    # The export carries no contextual vector; the import embeds the pair again.
+    again = await _context(stack_db, answered)
+    assert again is not None
+    a, b = from_bytes(bytes(made)), from_bytes(bytes(again))
+    assert float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))) > 0.999
