@@ -5,9 +5,7 @@ through the question it answers."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -19,9 +17,8 @@ import pytest_asyncio
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.domain.context import context_text
 from exocortex.core.domain.vectors import from_bytes
-from exocortex.testing.rest import search, store, wait_enriched
+from exocortex.testing.rest import patched_settings, search, store, wait_enriched
 
-SETTINGS_TTL_SECONDS = 6.0
 QUESTION = "How did the job interview at the architecture firm go on Tuesday?"
 ANSWER = "Better than I hoped, they called back the same evening with an offer."
 FILLERS = [
@@ -45,7 +42,7 @@ async def contextual(api: httpx.AsyncClient) -> AsyncIterator[None]:
     """Contextual vectors made and used for the test's duration (the stack's settings are
     shared: put back after)."""
     on = {"enrichment.context_vectors": "true", "scoring.context_weight": "1"}
-    async with _settings(api, on):
+    async with patched_settings(api, on):
         yield
 
 
@@ -130,23 +127,9 @@ async def test_a_reply_is_found_through_the_question_it_answers(
     assert body["results"][0]["memory"]["id"] == asked
     with_context = await _answer_rank(api, namespace, answered)
     assert with_context == 2
-    async with _settings(api, {"scoring.context_weight": "0"}):
+    async with patched_settings(api, {"scoring.context_weight": "0"}):
         without = await _answer_rank(api, namespace, answered)
     assert without > with_context
-
-
-@asynccontextmanager
-async def _settings(api: httpx.AsyncClient, values: dict[str, str]) -> AsyncIterator[None]:
-    """``values`` in effect inside (the stack's settings are shared: put back after)."""
-    current = (await api.get("/api/settings")).json()
-    before = {key: str(current[key]) for key in values}
-    (await api.patch("/api/settings", json=values)).raise_for_status()
-    await asyncio.sleep(SETTINGS_TTL_SECONDS)
-    try:
-        yield
-    finally:
-        await api.patch("/api/settings", json=before)
-        await asyncio.sleep(SETTINGS_TTL_SECONDS)
 
 
 @pytest.mark.usefixtures("contextual")

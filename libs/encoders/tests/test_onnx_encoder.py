@@ -74,3 +74,18 @@ def test_prepare_exports_ahead_of_time_and_is_idempotent(
     assert printed.parent == cache_dir
     assert printed.name == f"{encoder.info.fingerprint}.onnx"
     assert prepare.main([]) == 2
+
+
+def test_token_vectors_leave_the_special_tokens_out_and_are_unit_length(
+    encoder: OnnxEncoder,
+) -> None:
+    texts = ["hello world", "The deploy uses blue-green releases on Kubernetes."]
+    tokens = encoder.encode_tokens(texts)
+    assert len(tokens) == 2
+    assert tokens[0].shape == (2, encoder.info.dimensions)  # "hello", "world"
+    assert tokens[1].shape[0] > tokens[0].shape[0]
+    for t in tokens:
+        assert np.allclose(np.linalg.norm(t, axis=1), 1.0, atol=1e-4)
+    # A text's tokens are the same alone as in a padded batch.
+    alone = encoder.encode_tokens(texts[:1])[0]
+    assert np.allclose(alone, tokens[0], atol=1e-4)

@@ -105,7 +105,22 @@ class OnnxEncoder:
                 out[index] = vectors[row]
         return [v for v in out if v is not None]
 
-    def _encode_slice(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    def encode_tokens(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
+        """Each text's token vectors (the model's last hidden states, the special tokens left
+        out), each of unit length: what late-interaction re-scoring compares (see retrieval's
+        ``search.rerank``)."""
+        out: list[npt.NDArray[np.float32]] = []
+        for start in range(0, len(texts), SLICE):
+            hidden, mask = self._hidden(texts[start : start + SLICE])
+            for row in range(hidden.shape[0]):
+                length = int(mask[row].sum())
+                tokens = hidden[row, 1 : length - 1] if length > 2 else hidden[row, :length]
+                norms = np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)
+                out.append((tokens / norms).astype(np.float32))
+        return out
+
+    def _hidden(self, texts: list[str]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """The last hidden states of a padded batch, and its attention mask."""
         encodings = self._tokenizer.encode_batch(texts)
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(texts), width), dtype=np.int64)
@@ -117,6 +132,10 @@ class OnnxEncoder:
         hidden: npt.NDArray[np.float32] = self._session.run(
             None, {k: v for k, v in feed.items() if k in self._inputs}
         )[0]
+        return hidden, mask
+
+    def _encode_slice(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        hidden, mask = self._hidden(texts)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         if self._pipeline.normalize:

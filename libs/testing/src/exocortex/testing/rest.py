@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -45,3 +47,22 @@ async def wait_enriched(
             return dict(memory)
         await asyncio.sleep(0.1)
     raise AssertionError(f"memory {memory_id} was not enriched")
+
+
+# How long a settings change takes to reach every service (their settings caches' TTL, 5 s).
+SETTINGS_TTL_SECONDS = 6.0
+
+
+@asynccontextmanager
+async def patched_settings(api: httpx.AsyncClient, values: dict[str, str]) -> AsyncIterator[None]:
+    """``values`` in effect inside (a stack's settings are shared by its tests: put back
+    after)."""
+    current = (await api.get("/api/settings")).json()
+    before = {key: str(current[key]) for key in values}
+    (await api.patch("/api/settings", json=values)).raise_for_status()
+    await asyncio.sleep(SETTINGS_TTL_SECONDS)
+    try:
+        yield
+    finally:
+        await api.patch("/api/settings", json=before)
+        await asyncio.sleep(SETTINGS_TTL_SECONDS)

@@ -71,6 +71,8 @@ SCHEMA: dict[str, Spec] = {
     "scoring.graph_weight": WEIGHT,
     "scoring.neighbour_weight": WEIGHT,
     "scoring.context_weight": WEIGHT,
+    "scoring.rerank_weight": WEIGHT,
+    "search.rerank_candidates": _int(0, 100),
     "scoring.usefulness_weight": WEIGHT,
     "scoring.valence_weight": WEIGHT,
     "scoring.quality_weight": WEIGHT,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
@@ -67,6 +68,22 @@ class LocalQueryEncoder:
         except Exception as exc:  # never fail a search on the local copy; the service has one
             log.warning("local query encoder failed; asking the embedding service", error=str(exc))
             return await self._remote.embed(texts, query=query)
+
+    async def tokens(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
+        """Each text's unit token vectors (late-interaction re-scoring), or None when this
+        encoder cannot give them (search then keeps its order)."""
+        encode_tokens = getattr(self._encoder, "encode_tokens", None)
+        if encode_tokens is None:
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            tokens: list[npt.NDArray[np.float32]] = await loop.run_in_executor(
+                self._executor, encode_tokens, texts
+            )
+        except Exception as exc:  # re-scoring only reorders the head; never fail a search
+            log.warning("token vectors unavailable; order kept", error=str(exc))
+            return None
+        return tokens
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -29,6 +29,7 @@ from exocortex.retrieval.search import (
     packing,
     ranking,
     repository,
+    rerank,
     scoring,
 )
 from exocortex.retrieval.search.fusion import (
@@ -41,6 +42,7 @@ from exocortex.retrieval.search.fusion import (
 )
 from exocortex.retrieval.search.graph import NO_EXTRAS
 from exocortex.retrieval.search.hits import IndexHits
+from exocortex.retrieval.search.lru import LruCache
 from exocortex.retrieval.search.max_access import MaxAccess
 from exocortex.retrieval.search.priority import SearchActivity
 from exocortex.retrieval.search.query import (
@@ -90,6 +92,10 @@ class SearchService:
         self._overfetch = overfetch_factor
         self._min_candidates = min_candidates
         self._hits = IndexHits(pool, embedder, vector_index, keyword_index, query_cache_size)
+        self._embedder = embedder
+        # Token vectors of memories for re-scoring, by (id, version): a changed memory is
+        # encoded again. About 50 KB each at 30 tokens: 2,048 of them is about 100 MB at most.
+        self._tokens: LruCache[tuple[str, int], rerank.Tokens] = LruCache(2048)
         self._max_access = MaxAccess(pool)
         self.listener = listener
         # Searches running and recently ended, for background work to wait on (see priority).
@@ -207,6 +213,9 @@ class SearchService:
         metrics.SEARCH_ROWS.labels("candidate").inc(len(pool))
         metrics.SEARCH_ROWS.labels("read").inc(len(pool) - unread)
         scored.sort(key=lambda s: (-s.score, s.memory.id))
+        rerank_cfg = rerank.RerankSettings.from_settings(settings)
+        if rerank_cfg.enabled and len(scored) > 1:
+            scored = await self._reranked(query, scored, rerank_cfg)
         page = scored[q.offset : q.offset + page_size]
         if q.max_tokens:
             page = packing.pack(page, self._cost(q.compact), q.max_tokens)
@@ -251,6 +260,36 @@ class SearchService:
             log.warning("contextual vectors unavailable; vector order kept", error=str(exc))
             return roots
         return context.rerank(roots, contexts, query_vector, context_weight)
+
+    async def _reranked(
+        self, query: str, scored: list[ScoredMemory], cfg: rerank.RerankSettings
+    ) -> list[ScoredMemory]:
+        """``scored`` with its head ordered again by late interaction (see ``rerank``); as it
+        was when the query encoder cannot give token vectors."""
+        tokens_of = getattr(self._embedder, "tokens", None)
+        if tokens_of is None:
+            return scored
+        head = scored[: cfg.candidates]
+        missing = [s for s in head if self._tokens.get((s.memory.id, s.memory.version)) is None]
+        got = await metrics.timed(
+            "rerank", tokens_of([query, *(s.memory.content for s in missing)])
+        )
+        if not got:
+            return scored
+        for item, tokens in zip(missing, got[1:], strict=True):
+            self._tokens.put((item.memory.id, item.memory.version), tokens)
+        similarity: dict[str, float] = {}
+        for item in head:
+            tokens = self._tokens.get((item.memory.id, item.memory.version))
+            if tokens is not None:
+                similarity[item.memory.id] = rerank.maxsim(got[0], tokens)
+        order = rerank.reorder([s.memory.id for s in head], similarity, cfg.weight)
+        by_id = {s.memory.id: s for s in head}
+        # The head's scores, best first, handed out in the new order: results stay sorted.
+        scores = [s.score for s in head]
+        for memory_id, score in zip(order, scores, strict=True):
+            by_id[memory_id].score = score
+        return [by_id[i] for i in order] + scored[cfg.candidates :]
 
     async def _hydrate(self, ids: list[str]) -> dict[str, Candidate]:
         """The rows, each with what the quality and goal signals need beyond it (read right
