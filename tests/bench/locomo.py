@@ -69,6 +69,7 @@ BASELINES = {
     "without arrival neighbours": {"scoring.neighbour_weight": "0"},
     "with contextual vectors (weight 1)": {"scoring.context_weight": "1"},
     "with contextual vectors (weight 0.5)": {"scoring.context_weight": "0.5"},
+    "with late-interaction re-scoring of the top 20": {"search.rerank_candidates": "20"},
     "contextual vectors (weight 1) instead of arrival neighbours": {
         "scoring.neighbour_weight": "0",
         "scoring.context_weight": "1",
@@ -254,6 +255,7 @@ async def ask_all(
     data: list[dict[str, Any]],
     namespaces: dict[str, str],
     memory_maps: dict[str, dict[str, set[str]]],
+    search_ms: list[float],
 ) -> PerSample:
     """Ask every question of every conversation once more, as the settings now stand."""
     out: PerSample = {}
@@ -267,7 +269,7 @@ async def ask_all(
             memory_maps[sid],
             out[sid],
             defaultdict(Stats),
-            [],
+            search_ms,
             4,
         )
     return out
@@ -286,10 +288,17 @@ async def baseline(
         (await client.patch("/api/settings", json=patch)).raise_for_status()
     try:
         await asyncio.sleep(SETTINGS_TTL_SECONDS)
-        return {
-            order: await ask_all(client, data, namespaces, maps)
+        search_ms: list[float] = []
+        results = {
+            order: await ask_all(client, data, namespaces, maps, search_ms)
             for order, (namespaces, maps) in runs.items()
         }
+        print(
+            f"  search p50/p95 ms with {patch or 'the defaults'}: "
+            f"{statistics.median(search_ms):.1f}/{percentile(search_ms, 95):.1f}",
+            flush=True,
+        )
+        return results
     finally:
         restore = {k: str(before[k]) for k in patch if k in before}
         if restore:
