@@ -34,6 +34,9 @@ async def test_importance_boosts_decays_spares_pinned_and_does_not_creep(
     )
     central = await store(api, namespace, "Kubernetes upgrades follow the release notes.")
     plain = await store(api, namespace, "The team lunch moved to Thursdays.")
+    # Decayed and boosted for the entity in one run: the two cancel out, and are still marked
+    # as applied (a second run must not count them again).
+    both = await store(api, namespace, "Kubernetes node pools were resized in spring.")
     await stack_db.execute(
         "INSERT INTO memory_usage (memory_id, access_count, last_accessed_at) "
         "VALUES (%s, 6, now())",
@@ -41,6 +44,7 @@ async def test_importance_boosts_decays_spares_pinned_and_does_not_creep(
     )
     await _age(stack_db, unused, 60)
     await _age(stack_db, pinned, 60)
+    await _age(stack_db, both, 60)
     # An entity mentioned by two memories: the namespace's most connected one.
     entity = new_id()
     await stack_db.execute(
@@ -48,30 +52,38 @@ async def test_importance_boosts_decays_spares_pinned_and_does_not_creep(
         (entity, namespace, f"Kubernetes-{namespace}"),
     )
     await stack_db.execute(
-        "INSERT INTO memory_entities (memory_id, entity_id) VALUES (%s, %s), (%s, %s)",
-        (central, entity, used, entity),
+        "INSERT INTO memory_entities (memory_id, entity_id) VALUES (%s, %s), (%s, %s), (%s, %s)",
+        (central, entity, used, entity, both, entity),
     )
 
     body = {"namespace": namespace, "boost_threshold": 5, "decay_age_days": 30}
     preview = (await api.post("/api/importance-adjust", json={**body, "dry_run": True})).json()
     actions = {(d["id"], d["action"]) for d in preview["details"]}
-    assert actions == {(used, "boost"), (unused, "decay"), (central, "graph"), (used, "graph")}
+    assert actions == {
+        (used, "boost"),
+        (unused, "decay"),
+        (central, "graph"),
+        (used, "graph"),
+        (both, "decay"),
+        (both, "graph"),
+    }
     assert await _importance(api, used) == 0.5  # a dry run changes nothing
 
     reply = await api.post("/api/importance-adjust", json=body)
     assert reply.status_code == 200, reply.text
     report = reply.json()
-    assert (report["boosted"], report["decayed"], report["graph_boosted"]) == (1, 1, 2)
+    assert (report["boosted"], report["decayed"], report["graph_boosted"]) == (1, 2, 3)
     assert await _importance(api, used) == 0.6  # +0.05 used, +0.05 central entity
     assert await _importance(api, unused) == 0.45
     assert await _importance(api, central) == 0.55
     assert await _importance(api, pinned) == 1.0
     assert await _importance(api, plain) == 0.5
+    assert await _importance(api, both) == 0.5  # -0.05 unused, +0.05 central entity
     audit = await (
         await stack_db.execute(
             "SELECT memory_id, detail FROM memory_audit WHERE action = 'importance-adjusted' "
             "AND memory_id = ANY(%s)",
-            ([used, unused, central, pinned, plain],),
+            ([used, unused, central, pinned, plain, both],),
         )
     ).fetchall()
     assert {a["memory_id"] for a in audit} == {used, unused, central}

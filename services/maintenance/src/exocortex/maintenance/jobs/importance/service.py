@@ -64,9 +64,9 @@ class ImportanceJob:
                     now=now,
                 )
             ]
-            changes += found
             if found and not ctx.dry_run:
-                await _apply(ctx, found, signals_by_id={s.id: s for s in signals})
+                found = await _apply(ctx, found, signals_by_id={s.id: s for s in signals})
+            changes += found
             await ctx.step("adjusting", i + 1, len(ctx.namespaces))
         counts = {a: sum(1 for c in changes if c.action == a) for a in ("boost", "decay", "graph")}
         report: Report = {
@@ -99,21 +99,26 @@ def _detail(change: Change) -> dict[str, Any]:
 
 async def _apply(
     ctx: JobContext, changes: list[Change], signals_by_id: dict[str, repository.Signals]
-) -> None:
+) -> list[Change]:
+    """Writes the changes and their marks; returns those applied."""
     final: dict[str, float] = {}
     for change in changes:
         final[change.id] = change.new  # the last rule's value is the memory's new importance
+    # Rules that cancel out (a decay and a graph boost of the same size) leave the value as it
+    # was: nothing to write, but they were applied and are marked, or every later run would
+    # apply them again.
+    net_zero = {i for i, v in final.items() if v == signals_by_id[i].importance}
     async with ctx.deps.pool.connection() as conn, conn.transaction():
         written = await memory_repository.set_importance(
             conn,
-            final,
+            {i: v for i, v in final.items() if i not in net_zero},
             versions={i: signals_by_id[i].version for i in final},
             action="importance-adjusted",
             run_id=ctx.run_id,
         )
         # A memory changed since the read was skipped: it gets no mark, so the next run
         # decides again from its current importance.
-        done = {c.memory_id for c in written}
+        done = {c.memory_id for c in written} | net_zero
         applied = [c for c in changes if c.id in done]
         await repository.mark(
             conn,
@@ -123,3 +128,4 @@ async def _apply(
             decayed=[c.id for c in applied if c.action == "decay"],
             graph=[c.id for c in applied if c.action == "graph"],
         )
+    return applied
