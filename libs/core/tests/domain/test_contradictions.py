@@ -46,3 +46,20 @@ def test_long_subjects_are_compared() -> None:
     )
     assert found is not None
     assert found.kind == "value_change"
+
+
+def test_a_value_inside_another_value_is_still_a_change() -> None:
+    # "5 seconds" is a substring of "15 seconds", but a different value.
+    found = find_contradiction(
+        "The quota service request timeout is 5 seconds.",
+        "The quota service request timeout is 15 seconds.",
+    )
+    assert found is not None
+    assert found.kind == "value_change"
+
+
+def test_a_value_that_only_adds_detail_is_not_a_change() -> None:
+    assert (
+        find_contradiction("The main database is Postgres.", "The main database is Postgres 16.")
+        is None
+    )

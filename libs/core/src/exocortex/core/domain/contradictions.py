@@ -74,6 +74,13 @@ def _claim(sentence: str) -> tuple[str, str, str] | None:
     return subject, _VERBS[match.group("verb").lower()], value
 
 
+def _refines(a: str, b: str) -> bool:
+    """One value only adds words to the other ("Postgres" and "Postgres 16"): a refinement,
+    not a change. Compared word by word, so "5 seconds" does not hide inside "15 seconds"."""
+    wa, wb = set(_WORD.findall(a)), set(_WORD.findall(b))
+    return wa <= wb or wb <= wa
+
+
 def find_contradiction(
     a: str, b: str, *, negation_overlap: float = NEGATION_OVERLAP
 ) -> Candidate | None:
@@ -93,7 +100,7 @@ def find_contradiction(
                     )
             ca, cb = _claim(sa), _claim(sb)
             if ca and cb and ca[:2] == cb[:2] and ca[2] != cb[2]:
-                if ca[2] in cb[2] or cb[2] in ca[2]:
+                if _refines(ca[2], cb[2]):
                     continue
                 if best is None or best.score < 0.9:
                     best = Candidate(
