@@ -23,6 +23,7 @@ from exocortex.core.runtime.ports import free_port
 from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import maintenance_pb2, maintenance_pb2_grpc
 from exocortex.testing.processes import listening_process
+from exocortex.testing.rest import store
 from exocortex.testing.stack import scheduled_maintenance
 
 JOBS = {"consolidation", "auto-consolidation", "contradictions", "retrieval-regression"}
@@ -255,3 +256,47 @@ async def test_a_schedule_fires_once_across_replicas(exo_stack: Stack, stack_db:
 @contextmanager
 def _replica_context(stack: Stack, env: dict[str, str]) -> Iterator[tuple[str, int]]:
     yield from _second_maintenance(stack, **env)
+
+
+async def test_unattended_consolidation_is_a_preview(
+    api: httpx.AsyncClient, exo_stack: Stack, stack_db: Any, namespace: str
+) -> None:
+    """Consolidation started by the schedule or the start-up pass is a dry run: it reports the
+    clusters (the health check's backlog) and takes no memory out of search."""
+    # Alike (cosine 0.75-0.85 with the newest, the seed) but not so alike that dedup folds them.
+    texts = [
+        "The export job that runs every night failed on a full disk.",
+        "Our nightly export crashed when the disk ran out of space.",
+        "Nightly export failed: the disk filled up.",
+        "Export job failure overnight: no free disk space.",
+    ]
+    ids = list(dict.fromkeys([await store(api, namespace, text) for text in texts]))
+    assert len(ids) == len(texts), "dedup folded two of the wordings together"
+    env = {
+        "EXO_MAINTENANCE_SCHEDULER": "true",
+        "EXO_MAINTENANCE_STARTUP_JOBS": json.dumps(["consolidation"]),
+        "EXO_MAINTENANCE_STARTUP_DELAY_SECONDS": "0",
+    }
+    started = datetime.now(UTC)
+    with _replica_context(exo_stack, env):
+        run = None
+        for _ in range(300):
+            run = await (
+                await stack_db.execute(
+                    "SELECT dry_run, status, report FROM job_runs WHERE job = 'consolidation' "
+                    "AND trigger = 'startup' AND started_at >= %s",
+                    (started,),
+                )
+            ).fetchone()
+            if run is not None and run["status"] != "running":
+                break
+            await asyncio.sleep(0.2)
+    assert run is not None, "the start-up pass did not run consolidation"
+    assert run["status"] == "succeeded", run
+    assert run["dry_run"] is True
+    clusters = [c for c in run["report"]["clusters"] if c["namespace"] == namespace]
+    assert len(clusters) == 1, run["report"]
+    assert len(clusters[0]["memory_ids"]) >= 3
+    assert set(clusters[0]["memory_ids"]) <= set(ids)
+    for memory_id in ids:
+        assert (await api.get(f"/api/memories/{memory_id}")).json()["is_active"] is True

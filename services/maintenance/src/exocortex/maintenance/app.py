@@ -104,6 +104,7 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
                 schedules,
                 startup_jobs=[j for j in settings.startup_jobs if j in runner.jobs],
                 startup_delay_seconds=settings.startup_delay_seconds,
+                previews=settings.scheduled_previews,
             )
             tasks.append(asyncio.create_task(scheduler.run(stop), name="job-scheduler"))
         # Exported from the start so dashboards and alerts see the series before the first run.

@@ -32,6 +32,15 @@ class MaintenanceSettings(GrpcServiceSettings):
     schedules: dict[str, str] = Field(
         default_factory=dict, validation_alias=AliasChoices("EXO_MAINTENANCE_SCHEDULES")
     )
+    # Jobs whose unattended runs (schedule, start-up) are dry runs: a preview that the health
+    # check and the dashboard read. Consolidation takes memories out of search into summaries;
+    # run over every cluster each night it would merge a user's notes unasked (a data-safety bug
+    # of the original). Auto-consolidation (stricter, a few clusters a night) is the unattended
+    # path; [] makes the nightly consolidation a real run again.
+    scheduled_previews: list[str] = Field(
+        default_factory=lambda: ["consolidation"],
+        validation_alias=AliasChoices("EXO_MAINTENANCE_SCHEDULED_PREVIEWS"),
+    )
     # Run once shortly after start (the seed's start-up pass, without consolidating).
     startup_jobs: list[str] = Field(
         default_factory=lambda: ["importance", "archival", "repair"],

@@ -8,7 +8,7 @@ down is not made up (the next one comes); the start-up pass covers what matters 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
 
@@ -41,14 +41,17 @@ class Scheduler:
         *,
         startup_jobs: Sequence[str] = (),
         startup_delay_seconds: float = 5.0,
+        previews: Collection[str] = (),
     ) -> None:
-        unknown = (set(schedules) | set(startup_jobs)) - set(runner.jobs)
+        unknown = (set(schedules) | set(startup_jobs) | set(previews)) - set(runner.jobs)
         if unknown:
             raise ValueError(f"schedules name unknown jobs: {sorted(unknown)}")
         self._runner = runner
         self.schedules = {name: check_cron(expr) for name, expr in schedules.items() if expr}
         self._startup_jobs = list(startup_jobs)
         self._startup_delay = startup_delay_seconds
+        # Jobs run as dry runs when no one asked for them (see settings.scheduled_previews).
+        self._previews = frozenset(previews)
 
     def next_runs(self, now: datetime | None = None) -> dict[str, datetime]:
         at = now or datetime.now(UTC)
@@ -71,7 +74,9 @@ class Scheduler:
 
     async def _fire(self, name: str, at: datetime, *, trigger: str) -> None:
         try:
-            record = await self._runner.start(name, trigger=trigger, once_since=at)
+            record = await self._runner.start(
+                name, trigger=trigger, once_since=at, dry_run=name in self._previews
+            )
         except Conflict:
             log.info("scheduled job skipped: it runs already", job=name)
             return
