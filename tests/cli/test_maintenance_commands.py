@@ -106,3 +106,18 @@ def test_reindex_finds_the_indexes_in_step_with_postgres(exo: Exo) -> None:
     # Whatever the first run repaired, a second one right after finds nothing to repair.
     second = exo.json("reindex")
     assert second["repaired"] == {}, second
+
+
+def test_backfill_reports_what_it_hands_back(exo: Exo, namespace: str) -> None:
+    exo("add", "The billing API runs on Fastify.", "-n", namespace)
+    preview = exo.json("backfill", "-n", namespace, "--dry-run")
+    assert preview["status"] == "succeeded", preview
+    assert preview["dry_run"] is True
+    assert {"stuck", "unlinked_with_entities"} <= set(preview["report"])
+    run = exo.json("backfill", "-n", namespace, "--limit", "10")
+    assert run["report"]["changes"] == {
+        "handed_to_enrichment": run["report"]["stuck"] + run["report"]["unlinked_with_entities"]
+    }
+    refused = exo("backfill", "--limit", "0")
+    assert refused.exit_code == 1
+    assert "limit" in refused.stderr

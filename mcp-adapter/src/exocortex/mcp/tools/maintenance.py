@@ -30,6 +30,7 @@ JobName = Literal[
     "contradictions",
     "tags",
     "graph",
+    "entity-backfill",
     "repair",
     "retrieval-regression",
     "weights",

@@ -27,7 +27,7 @@ POLL_SECONDS = 1.0
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="maintenance", rich_help_panel="Maintenance")
-    for command in (consolidate, contradictions, retrieval_regression, reembed, reindex):
+    for command in (consolidate, contradictions, retrieval_regression, backfill, reembed, reindex):
         root.command(rich_help_panel="Maintenance")(command)
 
 
@@ -298,6 +298,21 @@ def reembed(
     with client(ctx) as api:
         result = follow(api, "/api/reembed", body, "re-embedding")
     show_run(result, as_json)
+
+
+def backfill(
+    ctx: typer.Context,
+    namespace: Namespace = None,
+    dry_run: DryRun = False,
+    limit: Annotated[int, typer.Option(help="at most this many memories a run")] = 1_000,
+    as_json: Json = False,
+) -> None:
+    """Hand memories back to enrichment: those it never finished, and those linked to no entity
+    in which the extractor now finds one (entities, relationships, links, keywords)."""
+    body = {"dry_run": dry_run, "params": {"limit": limit}, "namespace": namespace}
+    with client(ctx) as api:
+        finished = follow(api, "/api/maintenance/jobs/entity-backfill/run", body, "backfilling")
+    show_run(finished, as_json)
 
 
 def reindex(ctx: typer.Context, as_json: Json = False) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from exocortex.maintenance.jobs.archival.service import ArchivalJob
+from exocortex.maintenance.jobs.backfill.service import EntityBackfillJob
 from exocortex.maintenance.jobs.base import Job
 from exocortex.maintenance.jobs.consolidation.service import AutoConsolidationJob, ConsolidationJob
 from exocortex.maintenance.jobs.contradictions.service import ContradictionJob
@@ -25,6 +26,7 @@ def all_jobs() -> dict[str, Job]:
         ArchivalJob(),
         TagCleanupJob(),
         GraphJob(),
+        EntityBackfillJob(),
         RepairJob(),
         ReindexJob(),
         WeightTuningJob(),
