@@ -307,8 +307,11 @@ def backfill(
     limit: Annotated[int, typer.Option(help="at most this many memories a run")] = 1_000,
     as_json: Json = False,
 ) -> None:
-    """Hand memories back to enrichment: those it never finished, and those linked to no entity
-    in which the extractor now finds one (entities, relationships, links, keywords)."""
+    """Hand memories back to enrichment: unfinished ones, and unlinked ones with entities.
+
+    Memories enrichment never finished (their event was lost), and memories linked to no entity
+    in which the extractor now finds one, are enriched again: entities, relationships, links,
+    keywords. A second run hands back nothing."""
     body = {"dry_run": dry_run, "params": {"limit": limit}, "namespace": namespace}
     with client(ctx) as api:
         finished = follow(api, "/api/maintenance/jobs/entity-backfill/run", body, "backfilling")
