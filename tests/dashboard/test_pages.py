@@ -3,11 +3,13 @@ phone width (with a screenshot of each), in a real browser against a real stack.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 DESKTOP = {"width": 1280, "height": 860}
@@ -74,7 +76,12 @@ def test_page_loads_with_data_and_no_console_errors(
     page.set_viewport_size(PHONE)
     expect(page.get_by_text(text, exact=False).first).to_be_visible()
     # Usable at phone width: nothing pushes the page sideways.
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    # Charts follow their container's new width once its resize is observed (a frame or a
+    # few later on a busy machine), so the page is given a moment to lay out again.
+    overflow_js = "document.documentElement.scrollWidth - window.innerWidth"
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(f"{overflow_js} <= 1", timeout=5_000)
+    overflow = page.evaluate(overflow_js)
     assert overflow <= 1, f"{path} is {overflow}px wider than a {PHONE['width']}px screen"
     page.screenshot(path=SCREENSHOTS / f"{name}-phone.png", full_page=True)
     page.set_viewport_size(DESKTOP)
