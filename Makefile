@@ -19,7 +19,7 @@ DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio
 .PHONY: help install dashboard browser tools run test test-unit test-integration test-security test-e2e test-deploy check-k8s lint \
 	typecheck \
 	proto proto-check up down logs test-compose bench-locomo bench-search bench-baseline bench-import \
-	bench-soak bench-maintenance clean
+	bench-soak bench-maintenance bench-capacity clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -115,6 +115,9 @@ bench-import: install ## bulk import rate (docs/benchmarks/bulk-import.md)
 
 bench-maintenance: install ## what each maintenance job does on a 10k store, and its time (docs/benchmarks/maintenance-jobs.md)
 	$(PY) tests/bench/maintenance_jobs.py
+
+bench-capacity: install ## what a memory costs in Postgres, the indexes and memory at 10k and 100k (docs/benchmarks/capacity.md)
+	$(PY) tests/bench/capacity.py
 
 bench-soak: install ## 30 min of steady stores and searches: latency, errors, RSS over time (docs/benchmarks/soak.md)
 	$(PY) tests/bench/soak.py
