@@ -31,13 +31,12 @@ import psutil
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from maintenance_jobs import enrichment_drained
+from maintenance_jobs import enrichment_drained, write_report
 from search_latency import corpus, load, stored_memories
 
 from exocortex.core.runtime.stack import Stack, StackConfig
 
 REPORT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "capacity.md"
-BEGIN, END = "<!-- bench:latest:begin -->", "<!-- bench:latest:end -->"
 MiB = 2**20
 
 
@@ -177,13 +176,6 @@ def report(rows: list[Sizes], rates: dict[int, float]) -> str:
     return "\n".join(lines)
 
 
-def write_report(path: Path, section: str) -> None:
-    text = path.read_text() if path.is_file() else f"# Capacity\n\n{BEGIN}\n{END}\n"
-    head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    path.write_text(f"{head}{BEGIN}\n{section}\n{END}{tail}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -206,7 +198,7 @@ def main() -> None:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load_avg = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     section = f"Run of {when} (load average at the end {load_avg}).\n\n{report(rows, rates)}"
-    write_report(args.out, section)
+    write_report(args.out, section, title="Capacity")
     print(section)
 
 

@@ -280,8 +280,10 @@ async def measure(stack: Stack, n: int, enrichment_timeout: float) -> tuple[list
     return notes, "\n".join(table)
 
 
-def write_report(path: Path, section: str) -> None:
-    text = path.read_text() if path.is_file() else f"# Maintenance jobs at 10k\n\n{BEGIN}\n{END}\n"
+def write_report(path: Path, section: str, title: str = "Maintenance jobs at 10k") -> None:
+    """``section`` between the report's `bench:latest` markers; what is around them is kept
+    (notes written by hand). A missing report is made with ``title``."""
+    text = path.read_text() if path.is_file() else f"# {title}\n\n{BEGIN}\n{END}\n"
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
     path.write_text(f"{head}{BEGIN}\n{section}\n{END}{tail}")
