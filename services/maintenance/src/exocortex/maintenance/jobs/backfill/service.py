@@ -22,6 +22,7 @@ from pydantic import Field
 from exocortex.core.domain.entities import extract_entities
 from exocortex.maintenance.jobs.backfill import repository
 from exocortex.maintenance.jobs.base import JobContext, Params, Report
+from exocortex.maintenance.jobs.settings import float_setting
 
 PAGE = 1_000
 MIN_CONFIDENCE = 0.5  # enrichment.entity_min_confidence's default
@@ -32,14 +33,6 @@ class BackfillParams(Params):
     stuck_minutes: int = Field(
         default=30, ge=1, le=525_600, description="pending this long since the last change"
     )
-
-
-def _confidence(settings: dict[str, str]) -> float:
-    try:
-        value = float(settings.get("enrichment.entity_min_confidence", MIN_CONFIDENCE))
-    except ValueError:
-        return MIN_CONFIDENCE
-    return min(1.0, max(0.0, value)) if value == value else MIN_CONFIDENCE
 
 
 class EntityBackfillJob:
@@ -53,7 +46,9 @@ class EntityBackfillJob:
     params_model = BackfillParams
 
     async def run(self, ctx: JobContext, params: BackfillParams) -> Report:
-        confidence = _confidence(await ctx.deps.settings.get())
+        confidence = float_setting(
+            await ctx.deps.settings.get(), "enrichment.entity_min_confidence", MIN_CONFIDENCE
+        )
         stuck_total = unlinked_total = examined = requeued = 0
         sample: list[str] = []
         for i, namespace in enumerate(ctx.namespaces):

@@ -26,6 +26,7 @@ from exocortex.maintenance.jobs import memory_repository
 from exocortex.maintenance.jobs.base import JobContext, Params, Report
 from exocortex.maintenance.jobs.contradictions import repository
 from exocortex.maintenance.jobs.contradictions.repository import ContradictionRow
+from exocortex.maintenance.jobs.settings import float_setting
 
 NEAREST_BATCH = 256
 STATUSES = ("pending", "resolved", "dismissed")
@@ -36,13 +37,6 @@ class DetectParams(Params):
     # None: the enrichment.contradiction_threshold setting (0.7).
     min_similarity: float | None = Field(default=None, ge=0.3, le=1.0)
     neighbours: int = Field(default=10, ge=1, le=100)
-
-
-def _float(settings: dict[str, str], key: str, default: float) -> float:
-    try:
-        return float(settings.get(key, default))
-    except ValueError:
-        return default
 
 
 class ContradictionJob:
@@ -57,10 +51,12 @@ class ContradictionJob:
 
     async def run(self, ctx: JobContext, params: DetectParams) -> Report:
         settings = await ctx.deps.settings.get()
-        threshold = params.min_similarity or _float(
+        threshold = params.min_similarity or float_setting(
             settings, "enrichment.contradiction_threshold", 0.7
         )
-        overlap = _float(settings, "enrichment.contradiction_negation_overlap", NEGATION_OVERLAP)
+        overlap = float_setting(
+            settings, "enrichment.contradiction_negation_overlap", NEGATION_OVERLAP
+        )
         found: list[dict[str, Any]] = []
         compared = 0
         for namespace in ctx.namespaces:

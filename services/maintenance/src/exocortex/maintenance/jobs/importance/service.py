@@ -12,6 +12,7 @@ from exocortex.maintenance.jobs import memory_repository
 from exocortex.maintenance.jobs.base import JobContext, Params, Report
 from exocortex.maintenance.jobs.importance import repository, rules
 from exocortex.maintenance.jobs.importance.rules import Change
+from exocortex.maintenance.jobs.settings import int_setting
 
 MAX_DETAILS = 200
 # The share of a namespace's entities (by degree) whose memories get the graph boost.
@@ -23,13 +24,6 @@ class ImportanceParams(Params):
     boost_threshold: int | None = Field(default=None, ge=1, le=1_000_000)
     decay_age_days: int | None = Field(default=None, ge=1, le=36_500)
     graph_boost: bool = True
-
-
-def _int(settings: dict[str, str], key: str, default: int) -> int:
-    try:
-        return int(settings.get(key, default))
-    except ValueError:
-        return default
 
 
 class ImportanceJob:
@@ -46,8 +40,8 @@ class ImportanceJob:
         settings = await ctx.deps.settings.get()
         if ctx.trigger != "api" and settings.get("importance.auto_adjust", "true") != "true":
             return {"dry_run": ctx.dry_run, "skipped": "importance.auto_adjust is false"}
-        threshold = params.boost_threshold or _int(settings, "importance.boost_threshold", 5)
-        age = params.decay_age_days or _int(settings, "importance.decay_age_days", 30)
+        threshold = params.boost_threshold or int_setting(settings, "importance.boost_threshold", 5)
+        age = params.decay_age_days or int_setting(settings, "importance.decay_age_days", 30)
         now = datetime.now(UTC)
         changes: list[Change] = []
         for i, namespace in enumerate(ctx.namespaces):
