@@ -3,13 +3,19 @@ must leave alone), with dry runs that change nothing and second runs that change
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
+import psycopg
+from psycopg.rows import dict_row
 
+from exocortex.core.domain.contradictions import Candidate
 from exocortex.core.ids import new_id
+from exocortex.core.runtime.stack import Stack
 from exocortex.maintenance.jobs import memory_repository
-from exocortex.testing.rest import search, store
+from exocortex.maintenance.jobs.contradictions import repository as contradictions_repository
+from exocortex.testing.rest import search, store, wait_enriched
 
 
 async def _age(db: Any, memory_id: str, days: int) -> None:
@@ -205,6 +211,47 @@ async def test_contradictions_detect_list_resolve_and_dismiss(
     assert wrong_side.json()["field"] == "keep_id"
     missing = await api.get("/api/contradictions/01JNOSUCHCONTRADICTION0000")
     assert missing.status_code == 404
+
+
+async def test_a_pair_recorded_by_two_transactions_at_once_is_kept_once(
+    api: httpx.AsyncClient, namespace: str, exo_stack: Stack, stack_db: Any
+) -> None:
+    """Enrichment records a pair inside its (long) transaction while batch detection records
+    the same pair, the other way round: the second insert must wait for the first and then
+    add nothing, or a pair a person resolves in between comes back as a new pending row."""
+    a = await store(api, namespace, "The build cache is kept for 7 days.")
+    b = await store(api, namespace, "The build cache is kept for 30 days.")
+    assert a != b
+    for memory_id in (a, b):  # enrichment's own candidate is in, and nothing else is coming
+        await wait_enriched(api, memory_id)
+    await stack_db.execute(
+        "DELETE FROM contradictions WHERE memory_a_id = ANY(%s) OR memory_b_id = ANY(%s)",
+        ([a, b], [a, b]),
+    )
+    candidate = Candidate(kind="value_change", description="changed value", score=0.9)
+    first = await psycopg.AsyncConnection.connect(exo_stack.database_url, row_factory=dict_row)
+    second = await psycopg.AsyncConnection.connect(
+        exo_stack.database_url, autocommit=True, row_factory=dict_row
+    )
+    try:
+        assert await contradictions_repository.add(first, a, b, candidate) is not None
+        racing = asyncio.create_task(contradictions_repository.add(second, b, a, candidate))
+        await asyncio.sleep(0.5)
+        assert not racing.done(), "the second insert did not wait for the first transaction"
+        await first.commit()
+        assert await asyncio.wait_for(racing, 10) is None
+    finally:
+        await first.close()
+        await second.close()
+    rows = await (
+        await stack_db.execute(
+            "SELECT count(*) AS n FROM contradictions "
+            "WHERE memory_a_id = ANY(%s) AND memory_b_id = ANY(%s)",
+            ([a, b], [a, b]),
+        )
+    ).fetchone()
+    assert rows is not None
+    assert rows["n"] == 1
 
 
 async def test_importance_is_not_written_over_a_change_made_after_the_read(
