@@ -122,3 +122,19 @@ async def test_import_keeps_variants_and_the_setting_turns_them_off(
     finally:
         await api.patch("/api/settings", json={"dedup.keep_variants": "true"})
         await asyncio.sleep(5.5)
+
+
+async def test_a_near_duplicate_that_contradicts_its_match_is_a_memory_of_its_own(
+    api: httpx.AsyncClient, stack_db: psycopg.AsyncConnection[dict[str, Any]], namespace: str
+) -> None:
+    """A correction reads almost like what it corrects (cosine well above 0.85 here): folding
+    it in as a variant would leave the old statement as the only memory anyone sees."""
+    first = await stored(
+        api, content="The build cache lives on the shared volume.", namespace=namespace
+    )
+    negated = await stored(
+        api, content="The build cache does not live on the shared volume.", namespace=namespace
+    )
+    assert negated["dedup_action"] == "created"
+    assert negated["id"] != first["id"]
+    assert await _variants(stack_db, first["id"]) == []

@@ -10,6 +10,7 @@ from typing import Any
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
 from exocortex.core.db.pool import DictConnection, Pool
+from exocortex.core.domain.contradictions import find_contradiction
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
@@ -86,6 +87,16 @@ class StoreService:
 
         if supersede is None and p.semantic_dedup_eligible(config):
             match = await self.semantic_match(p, vectors[0], config)
+            if match is not None and _hides_a_correction(match, p, config):
+                # "X is not Y" embeds close to "X is Y": folding it into that memory as a
+                # variant (or merging the two) would hide a correction. It becomes a memory
+                # of its own, and enrichment records the contradiction for review.
+                log.info(
+                    "near duplicate contradicts its match: stored on its own",
+                    similar_to=match[0]["id"],
+                    similarity=match[1],
+                )
+                match = None
             if match is not None:
                 existing, similarity = match
                 if similarity < config.similarity_threshold:
@@ -273,6 +284,15 @@ class StoreService:
         assert row is not None
         await events.emit(conn, row, "updated", [variant_id] if variant_id else [])
         return row
+
+
+def _hides_a_correction(match: tuple[Row, float], p: Prepared, config: WriteConfig) -> bool:
+    """Whether dedup would fold or merge ``p`` into a memory it contradicts. Supersede mode
+    (``dedup.skip_insert_on_match`` false) is left alone: there the new text replaces the old,
+    which is what a correction should do."""
+    existing, similarity = match
+    replaces = similarity >= config.similarity_threshold and not config.skip_insert_on_match
+    return not replaces and find_contradiction(str(existing["content"]), p.content) is not None
 
 
 def _record(row: Row) -> MemoryRecord:
