@@ -58,9 +58,12 @@ async def _seed(api: httpx.AsyncClient, db: Db, ns: str) -> None:
     await api.post(f"/api/memories/{ids[1]}/links", json={"target_id": ids[3]})
     goal = (await api.post("/api/goals", json={"title": "Reliable ops", "namespace": ns})).json()
     await api.post(f"/api/goals/{goal['id']}/milestones", json={"title": "nightly backups"})
-    await api.post(f"/api/goals/{goal['id']}/progress", json={"content": "Backups verified"})
+    progress = await api.post(
+        f"/api/goals/{goal['id']}/progress", json={"content": "Backups verified"}
+    )
+    assert progress.status_code in (200, 201), progress.text
     await api.post("/api/entities", json={"name": "Kubernetes", "namespace": ns})
-    for memory_id in ids:
+    for memory_id in [*ids, progress.json()["memory"]["id"]]:
         await wait_enriched(api, memory_id)
     await db.execute(
         "INSERT INTO contradictions (id, memory_a_id, memory_b_id, description)"

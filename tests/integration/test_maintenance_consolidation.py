@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from exocortex.testing.rest import search, store
+from exocortex.testing.rest import search, store, wait_all_enriched
 
 # One subject told four ways (similar, but not so close that dedup folds them together).
 CLUSTER = [
@@ -27,6 +27,9 @@ PARAMS = {"min_similarity": 0.6, "min_cluster_size": 3}
 async def _seed(api: httpx.AsyncClient, namespace: str) -> tuple[list[str], list[str]]:
     cluster = [await store(api, namespace, text, tags=["backups"]) for text in CLUSTER]
     others = [await store(api, namespace, text) for text in OTHERS]
+    # A job writes a memory only at the version it read; enrichment finishing mid-run would
+    # move a member's version and keep it out of the summary.
+    await wait_all_enriched(api, *cluster, *others)
     # Two wordings may be folded into one memory by dedup; at least three stay apart.
     distinct = list(dict.fromkeys(cluster))
     assert len(distinct) >= 3, cluster

@@ -15,7 +15,7 @@ from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
 from exocortex.maintenance.jobs import memory_repository
 from exocortex.maintenance.jobs.contradictions import repository as contradictions_repository
-from exocortex.testing.rest import search, store, wait_enriched
+from exocortex.testing.rest import search, store, wait_all_enriched, wait_enriched
 
 
 async def _age(db: Any, memory_id: str, days: int) -> None:
@@ -43,6 +43,7 @@ async def test_importance_boosts_decays_spares_pinned_and_does_not_creep(
     # Decayed and boosted for the entity in one run: the two cancel out, and are still marked
     # as applied (a second run must not count them again).
     both = await store(api, namespace, "Kubernetes node pools were resized in spring.")
+    await wait_all_enriched(api, used, unused, pinned, central, plain, both)
     await stack_db.execute(
         "INSERT INTO memory_usage (memory_id, access_count, last_accessed_at) "
         "VALUES (%s, 6, now())",
@@ -112,6 +113,7 @@ async def test_archival_archives_stale_abandoned_expired_and_deletes_nothing(
     )
     expired = await store(api, namespace, "Temporary door code for the conference week.")
     fresh = await store(api, namespace, "The new VPN uses WireGuard on port 51820.")
+    await wait_all_enriched(api, stale, abandoned, pinned, expired, fresh)
     await _age(stack_db, stale, 100)
     await _age(stack_db, abandoned, 400)
     await _age(stack_db, pinned, 400)
@@ -261,6 +263,7 @@ async def test_importance_is_not_written_over_a_change_made_after_the_read(
     and the write moves the version, and the stale value must then not land on the row."""
     patched = await store(api, namespace, "The VPN certificate renews every ninety days.")
     untouched = await store(api, namespace, "The wiki moved to the new domain in March.")
+    await wait_all_enriched(api, patched, untouched)
     rows = await (
         await stack_db.execute(
             "SELECT id, version FROM memories WHERE id = ANY(%s)", ([patched, untouched],)

@@ -10,7 +10,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from exocortex.core.runtime.stack import Stack
-from exocortex.testing.rest import search, store
+from exocortex.testing.rest import search, store, wait_all_enriched, wait_enriched
+from exocortex.testing.settle import wait_projector_drained
 
 
 async def _run(
@@ -31,6 +32,7 @@ async def test_reembed_restores_missing_and_stale_vectors(
 ) -> None:
     lost = await store(api, namespace, "The telescope mirror zq7lost was recoated in March.")
     stale = await store(api, namespace, "Sourdough starter zq7stale is fed at seven each night.")
+    await wait_all_enriched(api, lost, stale)
     await stack_db.execute(
         "UPDATE memories SET embedding = NULL, version = version + 1 WHERE id = %s", (lost,)
     )
@@ -168,6 +170,9 @@ async def test_reindex_restores_search_over_a_damaged_index(
     changed row is stale in both indexes, until the reindex job has retrieval reconcile them."""
     await _reconciled_once(exo_stack)
     kept = await store(api, namespace, "The greenhouse thermostat was recalibrated in spring.")
+    # Enrichment's event for `kept`, applied after the damage below, would re-project it.
+    await wait_enriched(api, kept)
+    await wait_projector_drained(exo_stack)
     row = await (await stack_db.execute("SELECT * FROM memories WHERE id = %s", (kept,))).fetchone()
     # A copy of the row under a new id, and a new word in the original: neither reached the
     # indexes (no event).

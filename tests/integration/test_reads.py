@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from exocortex.core.ids import new_id
+from exocortex.testing.rest import wait_enriched
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -236,6 +237,8 @@ async def test_entities_graph_and_analysis(
     # No names in the text, so extraction cannot add mentions of its own.
     m1 = await store(api, namespace, "Autovacuum was tuned last week.")
     m2 = await store(api, namespace, "Backups run nightly.")
+    for memory_id in (m1, m2):  # enrichment replaces a memory's mentions when it finishes
+        await wait_enriched(api, memory_id)
     await db.execute(
         "INSERT INTO memory_entities (memory_id, entity_id, relevance) VALUES "
         "(%s, %s, 0.9), (%s, %s, 0.6)",

@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import nats
 import psycopg
 import pytest
 import pytest_asyncio
 from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 
-from exocortex.core.bus import subjects
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import memories
 from exocortex.core.runtime.postgres import EmbeddedPostgres
@@ -29,6 +27,7 @@ from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.retrieval.projection.projector import to_document
 from exocortex.testing.rest import search, stored, wait_enriched
+from exocortex.testing.settle import wait_projector_drained
 
 pytestmark = pytest.mark.e2e
 
@@ -111,25 +110,6 @@ async def _eventually(check: Any, seconds: float = 60.0) -> None:
     raise AssertionError(f"{check.__name__} did not hold within {seconds:.0f} s")
 
 
-async def _projector_drained(stack: Stack) -> bool:
-    """Every event written so far is in the stream (the outbox has none left to publish) and
-    was applied and acknowledged by the projector: none waiting, none in flight. Enrichment's
-    own event can reach the stream after the memory reads as enriched; applied after a restart,
-    it would repair the damage before the reconciler does."""
-    async with await psycopg.AsyncConnection.connect(stack.database_url, autocommit=True) as conn:
-        row = await (
-            await conn.execute("SELECT count(*) FROM outbox WHERE published_at IS NULL")
-        ).fetchone()
-    if row is None or row[0]:
-        return False
-    nc = await nats.connect(stack.nats_url)
-    try:
-        info = await nc.jetstream().consumer_info(subjects.STREAM, subjects.RETRIEVAL_PROJECTOR)
-    finally:
-        await nc.close()
-    return bool(info.num_pending == 0 and info.num_ack_pending == 0)
-
-
 async def _rows(stack: Stack, ids: list[str]) -> dict[str, MemoryRecord]:
     async with await psycopg.AsyncConnection.connect(
         stack.database_url, autocommit=True, row_factory=dict_row
@@ -162,10 +142,7 @@ async def test_on_start_the_reconciler_repairs_indexes_damaged_while_retrieval_w
 
     await _eventually(projected_away, seconds=10)
 
-    async def projector_drained() -> bool:
-        return await _projector_drained(repair_stack)
-
-    await _eventually(projector_drained, seconds=60)
+    await wait_projector_drained(repair_stack)
 
     # Damage the indexes while retrieval is down, with no event to tell it: lost documents,
     # documents at an older version, documents whose memory is archived or gone.

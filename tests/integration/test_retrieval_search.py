@@ -11,7 +11,7 @@ import httpx
 import psycopg
 import pytest
 
-from exocortex.testing.rest import search, store
+from exocortex.testing.rest import search, store, wait_enriched
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -420,6 +420,7 @@ async def test_the_search_reply_matches_its_documented_model(
     target = await store(
         api, namespace, "The search reply is written straight to JSON on the hot path."
     )
+    await wait_enriched(api, target)  # its version and status must not move between reads
     for extra in ({}, {"compact": True}, {"include_linked": True}):
         body = await search(api, namespace, "search reply JSON", **extra)
         assert body["count"] >= 1

@@ -6,7 +6,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from exocortex.testing.rest import patched_settings, search, store
+from exocortex.core.runtime.stack import Stack
+from exocortex.testing.rest import patched_settings, search, store, wait_all_enriched
+from exocortex.testing.settle import wait_projector_drained
 
 NOTES = [
     "Our deploys use blue-green releases on Kubernetes so customers never see an outage.",
@@ -34,11 +36,14 @@ async def _ranked(api: httpx.AsyncClient, namespace: str, query: str) -> list[tu
 
 
 async def test_the_head_is_reordered_and_stays_sorted(
-    api: httpx.AsyncClient, namespace: str
+    api: httpx.AsyncClient, namespace: str, exo_stack: Stack
 ) -> None:
     assert (await api.get("/api/settings")).json()["search.rerank_candidates"] == "0"
-    for note in NOTES:
-        await store(api, namespace, note)
+    ids = [await store(api, namespace, note) for note in NOTES]
+    # Scores are compared across the two passes: enrichment (entities, links, keywords)
+    # landing between them would move them.
+    await wait_all_enriched(api, *ids)
+    await wait_projector_drained(exo_stack)
     plain = {q: await _ranked(api, namespace, q) for q in QUERIES}
     async with patched_settings(api, {"search.rerank_candidates": "20"}):
         again = {q: await _ranked(api, namespace, q) for q in QUERIES}

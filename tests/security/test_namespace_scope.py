@@ -21,6 +21,7 @@ from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from exocortex.testing.keyed import Keyed
+from exocortex.testing.rest import wait_enriched
 
 
 def token() -> str:
@@ -171,6 +172,8 @@ async def test_entity_memories_keep_to_the_keys_namespaces(
         json={"name": f"Billing-{token()}", "type": "project", "namespace": keyed.b},
     )
     assert other.status_code == 201, other.text
+    for memory_id in (in_a, in_b):  # enrichment replaces a memory's mentions when it finishes
+        await wait_enriched(keyed.admin, memory_id)
     for memory_id in (in_a, in_b):
         await stack_db.execute(
             "INSERT INTO memory_entities (memory_id, entity_id, relevance) VALUES (%s, %s, 1.0)",

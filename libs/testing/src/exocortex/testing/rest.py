@@ -53,6 +53,14 @@ async def wait_enriched(
 SETTINGS_TTL_SECONDS = 6.0
 
 
+async def wait_all_enriched(api: httpx.AsyncClient, *memory_ids: str) -> None:
+    """Wait for enrichment to finish with every memory. A test that then edits rows behind
+    the stack's back (mentions, versions, timestamps) does not race enrichment's own write:
+    enrichment replaces a memory's mentions and moves its version when it finishes."""
+    for memory_id in memory_ids:
+        await wait_enriched(api, memory_id)
+
+
 @asynccontextmanager
 async def patched_settings(api: httpx.AsyncClient, values: dict[str, str]) -> AsyncIterator[None]:
     """``values`` in effect inside (a stack's settings are shared by its tests: put back
