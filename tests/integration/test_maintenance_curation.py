@@ -12,9 +12,9 @@ from psycopg.rows import dict_row
 
 from exocortex.core.domain.contradictions import Candidate
 from exocortex.core.ids import new_id
+from exocortex.core.repositories import contradictions as contradictions_repository
 from exocortex.core.runtime.stack import Stack
 from exocortex.maintenance.jobs import memory_repository
-from exocortex.maintenance.jobs.contradictions import repository as contradictions_repository
 from exocortex.testing.rest import search, store, wait_all_enriched, wait_enriched
 
 
@@ -236,8 +236,10 @@ async def test_a_pair_recorded_by_two_transactions_at_once_is_kept_once(
         exo_stack.database_url, autocommit=True, row_factory=dict_row
     )
     try:
-        assert await contradictions_repository.add(first, a, b, candidate) is not None
-        racing = asyncio.create_task(contradictions_repository.add(second, b, a, candidate))
+        assert await contradictions_repository.add_candidate(first, a, b, candidate) is not None
+        racing = asyncio.create_task(
+            contradictions_repository.add_candidate(second, b, a, candidate)
+        )
         await asyncio.sleep(0.5)
         assert not racing.done(), "the second insert did not wait for the first transaction"
         await first.commit()

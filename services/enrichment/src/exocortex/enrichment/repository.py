@@ -9,7 +9,6 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from exocortex.core.domain.contradictions import Candidate
 from exocortex.core.domain.entities import Entity, Relationship
 from exocortex.core.ids import new_id
 
@@ -94,24 +93,6 @@ async def add_relationships(
             """,
             (new_id(), source, target, rel.relationship, rel.confidence, memory_id, rel.context),
         )
-
-
-async def add_contradiction(
-    conn: AsyncConnection[Row], a: str, b: str, candidate: Candidate
-) -> bool:
-    """Record a pending candidate unless the pair (either order, any status) is known."""
-    cur = await conn.execute(
-        """
-        INSERT INTO contradictions (id, memory_a_id, memory_b_id, description, kind, score)
-        SELECT %s, %s, %s, %s, %s, %s
-        WHERE NOT EXISTS (SELECT 1 FROM contradictions
-                          WHERE (memory_a_id = %s AND memory_b_id = %s)
-                             OR (memory_a_id = %s AND memory_b_id = %s))
-        ON CONFLICT DO NOTHING
-        """,
-        (new_id(), a, b, candidate.description, candidate.kind, candidate.score, a, b, b, a),
-    )
-    return bool(cur.rowcount)
 
 
 async def active_goals(conn: AsyncConnection[Row], namespace: str) -> list[Row]:

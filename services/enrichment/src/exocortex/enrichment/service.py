@@ -29,6 +29,7 @@ from exocortex.core.domain.vectors import Vector, from_bytes, to_bytes
 from exocortex.core.logging import get_logger
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import context as contexts
+from exocortex.core.repositories import contradictions as contradiction_rows
 from exocortex.core.repositories import links, memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.enrichment import events, metrics, repository, temporal
@@ -178,7 +179,7 @@ class Enricher:
             candidate = find_contradiction(
                 row.content, other.content, negation_overlap=limits.negation_overlap
             )
-            if candidate is not None and await repository.add_contradiction(
+            if candidate is not None and await contradiction_rows.add_candidate(
                 conn, row.id, other.id, candidate
             ):
                 added += 1

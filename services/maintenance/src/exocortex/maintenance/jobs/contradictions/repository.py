@@ -11,8 +11,6 @@ import psycopg
 from psycopg.rows import class_row
 
 from exocortex.core.db.arrays import TextArray
-from exocortex.core.domain.contradictions import Candidate
-from exocortex.core.ids import new_id
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -47,34 +45,6 @@ async def known_pairs(conn: Conn, ids: Sequence[str]) -> set[frozenset[str]]:
         (TextArray(ids), TextArray(ids)),
     )
     return {frozenset((r["memory_a_id"], r["memory_b_id"])) for r in await cur.fetchall()}
-
-
-async def add(conn: Conn, a: str, b: str, candidate: Candidate) -> str | None:
-    """Record a pending candidate unless the pair (either order, any status) is known."""
-    contradiction_id = new_id()
-    cur = await conn.execute(
-        """
-        INSERT INTO contradictions (id, memory_a_id, memory_b_id, description, kind, score)
-        SELECT %s, %s, %s, %s, %s, %s
-        WHERE NOT EXISTS (SELECT 1 FROM contradictions
-                          WHERE (memory_a_id = %s AND memory_b_id = %s)
-                             OR (memory_a_id = %s AND memory_b_id = %s))
-        ON CONFLICT DO NOTHING
-        """,
-        (
-            contradiction_id,
-            a,
-            b,
-            candidate.description,
-            candidate.kind,
-            candidate.score,
-            a,
-            b,
-            b,
-            a,
-        ),
-    )
-    return contradiction_id if cur.rowcount else None
 
 
 @dataclass(frozen=True, slots=True)

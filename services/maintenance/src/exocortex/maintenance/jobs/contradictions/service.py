@@ -21,6 +21,7 @@ from exocortex.core import scope
 from exocortex.core.domain.contradictions import NEGATION_OVERLAP, find_contradiction
 from exocortex.core.domain.vectors import from_bytes
 from exocortex.core.errors import InvalidArgument, NotFound
+from exocortex.core.repositories import contradictions
 from exocortex.maintenance.deps import Deps
 from exocortex.maintenance.jobs import memory_repository
 from exocortex.maintenance.jobs.base import JobContext, Params, Report
@@ -99,7 +100,9 @@ class ContradictionJob:
                         }
                         if not ctx.dry_run:
                             async with ctx.deps.pool.connection() as conn:
-                                new = await repository.add(conn, subject.id, hit.root_id, candidate)
+                                new = await contradictions.add_candidate(
+                                    conn, subject.id, hit.root_id, candidate
+                                )
                             if new is None:
                                 continue
                             item["id"] = new
