@@ -249,6 +249,35 @@ def test_usage_records_go_with_their_memory_without_locking_it(database_url: str
         conn.execute("DELETE FROM memories")
 
 
+def test_contradiction_pairs_fold_to_one_row_keeping_the_one_acted_on(
+    database_url: str,
+) -> None:
+    """Before 0015 a pair could be recorded twice (once each way, or twice by a race); the
+    upgrade keeps the row a person resolved or dismissed, then the oldest, and from then on
+    the pair is unique whatever its order."""
+    migrate.downgrade(database_url, "0014")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for mid in ("A", "B", "C", "D"):
+            _insert_memory(conn, mid)
+        conn.execute(
+            "INSERT INTO contradictions (id, memory_a_id, memory_b_id, description, status, "
+            "created_at) VALUES "
+            "('ab-old', 'A', 'B', 'x', 'pending', now() - interval '2 days'), "
+            "('ba-done', 'B', 'A', 'x', 'resolved', now() - interval '1 day'), "
+            "('cd-old', 'C', 'D', 'x', 'pending', now() - interval '2 days'), "
+            "('dc-new', 'D', 'C', 'x', 'pending', now())"
+        )
+    migrate.upgrade(database_url)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        kept = [r[0] for r in conn.execute("SELECT id FROM contradictions ORDER BY id")]
+        assert kept == ["ba-done", "cd-old"]
+        with pytest.raises(errors.UniqueViolation):
+            conn.execute(
+                "INSERT INTO contradictions (id, memory_a_id, memory_b_id, description) "
+                "VALUES ('again', 'A', 'B', 'x')"
+            )
+
+
 def test_entity_names_are_unique_case_insensitively(database_url: str) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(
