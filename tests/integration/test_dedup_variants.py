@@ -138,3 +138,23 @@ async def test_a_near_duplicate_that_contradicts_its_match_is_a_memory_of_its_ow
     assert negated["dedup_action"] == "created"
     assert negated["id"] != first["id"]
     assert await _variants(stack_db, first["id"]) == []
+
+
+async def test_a_changed_value_is_not_folded_into_the_old_value(
+    api: httpx.AsyncClient, stack_db: psycopg.AsyncConnection[dict[str, Any]], namespace: str
+) -> None:
+    """Cosine 0.97 with the bundled model, so dedup alone would call it a duplicate; the
+    detector reads a changed value, and the new value must be a memory someone can find."""
+    old = await stored(
+        api,
+        content="The production API gateway request timeout is 30 seconds.",
+        namespace=namespace,
+    )
+    new = await stored(
+        api,
+        content="The production API gateway request timeout is 60 seconds.",
+        namespace=namespace,
+    )
+    assert new["dedup_action"] == "created"
+    assert new["id"] != old["id"]
+    assert await _variants(stack_db, old["id"]) == []
