@@ -26,7 +26,7 @@ from exocortex.core.runtime.stack import Stack, StackConfig
 from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.retrieval.projection.projector import to_document
-from exocortex.testing.rest import search, stored, wait_enriched
+from exocortex.testing.rest import stored, wait_enriched
 from exocortex.testing.settle import wait_projector_drained
 
 pytestmark = pytest.mark.e2e
@@ -93,8 +93,21 @@ async def _listening(stack: Stack) -> bool:
 async def _ranks(
     client: httpx.AsyncClient, namespace: str, query: str, memory_id: str
 ) -> set[str] | None:
-    """Which index ranks found ``memory_id`` for ``query`` (None: not in the results)."""
-    for r in (await search(client, namespace, query, limit=10))["results"]:
+    """Which index ranks found ``memory_id`` for ``query`` (None: not in the results).
+
+    Just after retrieval restarts, the gateway's channel to it may still be waiting out its
+    reconnect backoff (up to 2 s): searches then get a 503 "try again shortly", as
+    docs/operations.md says. Those are retried here; anything else fails the test."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        reply = await client.post(
+            "/api/memories/search", json={"query": query, "namespace": namespace, "limit": 10}
+        )
+        if reply.status_code != 503 or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.25)
+    assert reply.status_code == 200, reply.text
+    for r in reply.json()["results"]:
         if r["memory"]["id"] == memory_id:
             # A rank is null when that index did not find the memory.
             return {k for k in ("vector_rank", "keyword_rank") if r["score_breakdown"][k]}

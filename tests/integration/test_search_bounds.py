@@ -144,5 +144,7 @@ async def _settled(api: httpx.AsyncClient, db: Conn, namespace: str) -> None:
 
 
 def _ranked(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    # Recency moves a little between two searches; nothing else may.
-    return [(r["id"], pytest.approx(r["score"], rel=1e-6)) for r in results]
+    # Recency moves a little between two searches (about 1e-6 of a score per second apart on
+    # this store, and a loaded machine puts seconds between them); nothing else may, and any
+    # other difference in a score is far larger than this.
+    return [(r["id"], pytest.approx(r["score"], rel=1e-4)) for r in results]

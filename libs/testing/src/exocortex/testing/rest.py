@@ -42,9 +42,12 @@ async def wait_enriched(
     """Poll until the enrichment worker has finished with the memory (bounded; its speed is
     measured in benchmarks, not here); return the memory as it then reads."""
     for _ in range(attempts):
-        memory = (await api.get(f"/api/memories/{memory_id}")).json()
-        if memory["enrichment_status"] == "done":
-            return dict(memory)
+        reply = await api.get(f"/api/memories/{memory_id}")
+        # A 503 is a part of the stack still coming back (a test may just have restarted it).
+        if reply.status_code != 503:
+            assert reply.status_code == 200, reply.text
+            if reply.json()["enrichment_status"] == "done":
+                return dict(reply.json())
         await asyncio.sleep(0.1)
     raise AssertionError(f"memory {memory_id} was not enriched")
 
