@@ -158,3 +158,27 @@ async def test_a_changed_value_is_not_folded_into_the_old_value(
     assert new["dedup_action"] == "created"
     assert new["id"] != old["id"]
     assert await _variants(stack_db, old["id"]) == []
+
+
+async def test_an_import_keeps_a_correction_apart_from_what_it_corrects(
+    api: httpx.AsyncClient, stack_db: psycopg.AsyncConnection[dict[str, Any]], namespace: str
+) -> None:
+    first = await stored(
+        api, content="The build cache lives on the shared volume.", namespace=namespace
+    )
+    reply = await api.post(
+        "/api/memories/import",
+        json={
+            "memories": [
+                {
+                    "content": "The build cache does not live on the shared volume.",
+                    "namespace": namespace,
+                }
+            ]
+        },
+    )
+    assert reply.status_code == 200, reply.text
+    [item] = reply.json()["results"]
+    assert item["dedup_action"] == "created"
+    assert item["id"] != first["id"]
+    assert await _variants(stack_db, first["id"]) == []

@@ -18,7 +18,7 @@ from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
 from exocortex.ingest.store.prepare import Prepared, prepare
 from exocortex.ingest.store.repository import UniqueClash
 from exocortex.ingest.store.rows import build_rows
-from exocortex.ingest.store.service import StoreService
+from exocortex.ingest.store.service import StoreService, hides_a_correction
 
 log = get_logger(__name__)
 BATCH_SIZE = 128
@@ -162,8 +162,14 @@ class BulkImporter:
             rows = await memories.get_many(conn, [m for m, _ in matches.values()])
         for i, (memory_id, similarity) in matches.items():
             row = rows.get(memory_id)
-            # The index may lag behind Postgres: trust only what is active now.
-            if row is not None and row["is_active"] and row["parent_id"] is None:
+            # The index may lag behind Postgres: trust only what is active now. A correction
+            # of its match is imported as a memory of its own, as a single store does.
+            if (
+                row is not None
+                and row["is_active"]
+                and row["parent_id"] is None
+                and not hides_a_correction((row, similarity), todo[i], config)
+            ):
                 await self._single(i, todo.pop(i), config, results, row, similarity, by_item[i])
 
     async def _single(

@@ -87,7 +87,7 @@ class StoreService:
 
         if supersede is None and p.semantic_dedup_eligible(config):
             match = await self.semantic_match(p, vectors[0], config)
-            if match is not None and _hides_a_correction(match, p, config):
+            if match is not None and hides_a_correction(match, p, config):
                 # "X is not Y" embeds close to "X is Y": folding it into that memory as a
                 # variant (or merging the two) would hide a correction. It becomes a memory
                 # of its own, and enrichment records the contradiction for review.
@@ -286,7 +286,7 @@ class StoreService:
         return row
 
 
-def _hides_a_correction(match: tuple[Row, float], p: Prepared, config: WriteConfig) -> bool:
+def hides_a_correction(match: tuple[Row, float], p: Prepared, config: WriteConfig) -> bool:
     """Whether dedup would fold or merge ``p`` into a memory it contradicts. Supersede mode
     (``dedup.skip_insert_on_match`` false) is left alone: there the new text replaces the old,
     which is what a correction should do."""
