@@ -42,15 +42,39 @@ def scoped_list() -> list[str] | None:
     return None if scope is None else sorted(scope)
 
 
-def sql_filter(alias: str = "m") -> tuple[str, tuple[Any, ...]]:
-    """A SQL condition (to AND in) limiting ``alias.namespace`` to the caller's scope, with its
-    parameters; ``("TRUE", ())`` when the caller may see every namespace. Every read or write
-    of user data that starts from an id or an edge adds it, so an id from another namespace
-    reads as missing."""
+def sql_filter(*aliases: str) -> tuple[str, tuple[Any, ...]]:
+    """A SQL condition (to AND in) limiting ``alias.namespace`` to the caller's scope for each
+    alias (``m`` when none is given), with its parameters; ``("TRUE", ())`` when the caller may
+    see every namespace. Every read or write of user data that starts from an id or an edge adds
+    it, so an id from another namespace reads as missing.
+
+    An object that joins two rows (a link, a contradiction, a relationship) names the alias of
+    each end: it is in scope only when both ends are, so a caller who may see one end only
+    neither lists it nor acts on it."""
     namespaces = scoped_list()
     if namespaces is None:
         return "TRUE", ()
-    return f"{alias}.namespace = ANY(%s)", (TextArray(namespaces),)
+    names = aliases or ("m",)
+    allowed = TextArray(namespaces)
+    condition = " AND ".join(f"{alias}.namespace = ANY(%s)" for alias in names)
+    return f"({condition})", (allowed,) * len(names)
+
+
+def sql_filter_memories(ids: str) -> tuple[str, tuple[Any, ...]]:
+    """A SQL condition (to AND in) that every memory whose id is in the SQL array expression
+    ``ids`` lies within the caller's scope (ids that no longer exist, and NULLs, are ignored),
+    with its parameters; ``("TRUE", ())`` when the caller may see every namespace. For objects
+    whose ends are a list of memories (a consolidation's members) or a nullable reference (the
+    memory that stated an entity relationship)."""
+    namespaces = scoped_list()
+    if namespaces is None:
+        return "TRUE", ()
+    return (
+        "NOT EXISTS (SELECT 1 FROM memories scope_end WHERE scope_end.id = ANY("
+        + ids
+        + ") AND NOT scope_end.namespace = ANY(%s))",
+        (TextArray(namespaces),),
+    )
 
 
 def require(namespace: str, field: str = "namespace") -> str:

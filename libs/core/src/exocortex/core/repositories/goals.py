@@ -56,10 +56,13 @@ async def milestones_by_goal(conn: Conn, goal_ids: list[str]) -> dict[str, list[
 
 
 async def progress_counts(conn: Conn, goal_ids: list[str]) -> dict[str, int]:
-    """How many memories are linked to each goal (goals without any are absent)."""
+    """How many memories within the caller's scope are linked to each goal (goals without any
+    are absent)."""
+    cond, params = scope.sql_filter()
     cur = await conn.execute(
-        "SELECT goal_id, count(*) AS n FROM goal_links WHERE goal_id = ANY(%s) GROUP BY goal_id",
-        (goal_ids,),
+        "SELECT l.goal_id, count(*) AS n FROM goal_links l JOIN memories m ON m.id = l.memory_id"
+        f" WHERE l.goal_id = ANY(%s) AND {cond} GROUP BY l.goal_id",
+        (goal_ids, *params),
     )
     return {r["goal_id"]: int(r["n"]) for r in await cur.fetchall()}
 
@@ -76,10 +79,11 @@ async def get_goal(conn: Conn, goal_id: str, *, lock: bool = False) -> Row | Non
 
 async def progress_memory_ids(conn: Conn, goal_id: str, limit: int) -> list[str]:
     """The memories linked to the goal, newest first."""
+    cond, params = scope.sql_filter()
     cur = await conn.execute(
         "SELECT l.memory_id FROM goal_links l JOIN memories m ON m.id = l.memory_id "
-        "WHERE l.goal_id = %s ORDER BY m.created_at DESC, m.id DESC LIMIT %s",
-        (goal_id, limit),
+        f"WHERE l.goal_id = %s AND {cond} ORDER BY m.created_at DESC, m.id DESC LIMIT %s",
+        (goal_id, *params, limit),
     )
     return [r["memory_id"] for r in await cur.fetchall()]
 

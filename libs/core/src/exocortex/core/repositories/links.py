@@ -6,6 +6,8 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from exocortex.core import scope
+
 Row = dict[str, Any]
 
 LINK_TYPES = ("related", "elaborates", "contradicts", "supersedes", "supports", "derived_from")
@@ -52,10 +54,15 @@ async def insert_missing(
 
 
 async def delete(conn: AsyncConnection[Row], a: str, b: str) -> int:
-    """Remove the link between two memories, whichever way it points."""
+    """Remove the link between two memories, whichever way it points, when both ends lie
+    within the caller's scope (a link is changed only by a caller who may see both ends)."""
+    cond, params = scope.sql_filter("s", "t")
     cur = await conn.execute(
-        "DELETE FROM memory_links WHERE (source_id = %s AND target_id = %s) "
-        "OR (source_id = %s AND target_id = %s)",
-        (a, b, b, a),
+        f"""
+        DELETE FROM memory_links l USING memories s, memories t
+         WHERE s.id = l.source_id AND t.id = l.target_id AND {cond}
+           AND ((l.source_id = %s AND l.target_id = %s) OR (l.source_id = %s AND l.target_id = %s))
+        """,
+        (*params, a, b, b, a),
     )
     return cur.rowcount or 0

@@ -33,8 +33,11 @@ async def create_link(
 
 
 async def delete_link(pool: Pool, source_id: str, target_id: str) -> bool:
+    """Remove the link between two memories, whichever way it points. Both must exist within
+    the caller's scope, as for making one: an end in another namespace reads as missing."""
     async with pool.connection() as conn, conn.transaction():
-        found = await memories.get_many(conn, [source_id])
-        if source_id not in found:
-            raise NotFound(f"memory {source_id} not found", field="source_id")
+        found = await memories.get_many(conn, [source_id, target_id])
+        for name, memory_id in (("source_id", source_id), ("target_id", target_id)):
+            if memory_id not in found:
+                raise NotFound(f"memory {memory_id} not found", field=name)
         return await links.delete(conn, source_id, target_id) > 0

@@ -22,23 +22,32 @@ _ENTITY_COLUMNS = """
       WHERE me.entity_id = e.id AND m.is_active) AS memory_count
 """
 
+# Both directions of an entity's relationships. Each joins two entities and, often, the memory
+# that stated it (its context is that memory's words): a row is read only when every one of
+# them lies within the caller's scope ({scope}: filled in by the functions below).
 _RELATIONSHIPS_SQL = """
-SELECT r.target_entity_id AS other, 'outgoing' AS direction, r.relationship,
-       r.context, r.confidence, r.memory_id
-  FROM entity_relationships r WHERE r.source_entity_id = %(id)s
-UNION ALL
-SELECT r.source_entity_id, 'incoming', r.relationship, r.context, r.confidence,
-       r.memory_id
-  FROM entity_relationships r WHERE r.target_entity_id = %(id)s
-ORDER BY confidence DESC, relationship, other
+SELECT r.other, r.direction, r.relationship, r.context, r.confidence, r.memory_id
+  FROM (SELECT r.target_entity_id AS other, 'outgoing' AS direction, r.relationship,
+               r.context, r.confidence, r.memory_id, r.source_entity_id AS own
+          FROM entity_relationships r WHERE r.source_entity_id = %s
+        UNION ALL
+        SELECT r.source_entity_id, 'incoming', r.relationship, r.context, r.confidence,
+               r.memory_id, r.target_entity_id
+          FROM entity_relationships r WHERE r.target_entity_id = %s) r
+  JOIN entities e ON e.id = r.own
+  JOIN entities o ON o.id = r.other
+ WHERE {ends} AND {stated_by}
+ ORDER BY r.confidence DESC, r.relationship, r.other
 """
 
 _EDGES_SQL = """
-SELECT source_entity_id AS source_id, target_entity_id AS target_id,
-       relationship, confidence
-  FROM entity_relationships
- WHERE source_entity_id = ANY(%(ids)s) AND target_entity_id = ANY(%(ids)s)
- ORDER BY source_entity_id, target_entity_id, relationship
+SELECT r.source_entity_id AS source_id, r.target_entity_id AS target_id,
+       r.relationship, r.confidence
+  FROM entity_relationships r
+  JOIN entities s ON s.id = r.source_entity_id
+  JOIN entities t ON t.id = r.target_entity_id
+ WHERE r.source_entity_id = ANY(%s) AND r.target_entity_id = ANY(%s) AND {ends}
+ ORDER BY r.source_entity_id, r.target_entity_id, r.relationship
 """
 
 
@@ -159,11 +168,16 @@ async def memory_relevance(pool: Pool, entity_id: str, limit: int) -> list[tuple
 async def relationships(
     pool: Pool, entity_id: str
 ) -> tuple[list[RelationshipRow], dict[str, EntityRecord]]:
-    """The entity's relationships (both directions) and the entities at their other end that
-    lie within the caller's scope."""
+    """The entity's relationships (both directions) whose entities and stating memory lie
+    within the caller's scope, and the entities at their other end."""
+    ends, end_params = scope.sql_filter("e", "o")
+    stated_by, memory_params = scope.sql_filter_memories("ARRAY[r.memory_id]")
     async with pool.connection() as conn:
         async with conn.cursor(row_factory=class_row(RelationshipRow)) as cur:
-            await cur.execute(_RELATIONSHIPS_SQL, {"id": entity_id})
+            await cur.execute(
+                _RELATIONSHIPS_SQL.format(ends=ends, stated_by=stated_by),
+                (entity_id, entity_id, *end_params, *memory_params),
+            )
             rels = await cur.fetchall()
         cond, params = scope.sql_filter("e")
         async with conn.cursor(row_factory=class_row(EntityRecord)) as cur:
@@ -176,7 +190,8 @@ async def relationships(
 
 
 async def edges(pool: Pool, ids: Sequence[str]) -> list[GraphEdge]:
-    """The relationships between the given entities."""
+    """The relationships between the given entities (both ends within the caller's scope)."""
+    ends, params = scope.sql_filter("s", "t")
     async with pool.connection() as conn, conn.cursor(row_factory=class_row(GraphEdge)) as cur:
-        await cur.execute(_EDGES_SQL, {"ids": list(ids)})
+        await cur.execute(_EDGES_SQL.format(ends=ends), (list(ids), list(ids), *params))
         return await cur.fetchall()

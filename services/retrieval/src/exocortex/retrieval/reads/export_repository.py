@@ -11,7 +11,9 @@ from exocortex.core.db.settings_store import load_settings
 from exocortex.core.repositories.memories import SELECT_MEMORY, SELECT_MEMORY_WITH_EMBEDDING
 
 # (section, query without the namespace filter, query with it). Ordered so a restore can insert
-# in this order without breaking a reference.
+# in this order without breaking a reference. With a namespace, a row that joins two objects
+# (a link, a mention, a relationship, a goal link, a contradiction, a consolidation) is exported
+# only when every end is in it: the backup of one namespace holds nothing of another.
 _SECTIONS: tuple[tuple[str, str, str], ...] = (
     (
         "memories",
@@ -21,8 +23,9 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
     (
         "memory_links",
         "SELECT l.* FROM memory_links l ORDER BY l.created_at, l.source_id, l.target_id",
-        "SELECT l.* FROM memory_links l JOIN memories m ON m.id = l.source_id "
-        "WHERE m.namespace = %(ns)s ORDER BY l.created_at, l.source_id, l.target_id",
+        "SELECT l.* FROM memory_links l JOIN memories s ON s.id = l.source_id "
+        "JOIN memories t ON t.id = l.target_id WHERE s.namespace = %(ns)s "
+        "AND t.namespace = %(ns)s ORDER BY l.created_at, l.source_id, l.target_id",
     ),
     (
         "entities",
@@ -36,13 +39,16 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
         "memory_entities",
         "SELECT me.* FROM memory_entities me ORDER BY me.memory_id, me.entity_id",
         "SELECT me.* FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
-        "WHERE e.namespace = %(ns)s ORDER BY me.memory_id, me.entity_id",
+        "JOIN memories m ON m.id = me.memory_id WHERE e.namespace = %(ns)s "
+        "AND m.namespace = %(ns)s ORDER BY me.memory_id, me.entity_id",
     ),
     (
         "entity_relationships",
         "SELECT r.* FROM entity_relationships r ORDER BY r.created_at, r.id",
-        "SELECT r.* FROM entity_relationships r JOIN entities e ON e.id = r.source_entity_id "
-        "WHERE e.namespace = %(ns)s ORDER BY r.created_at, r.id",
+        "SELECT r.* FROM entity_relationships r JOIN entities s ON s.id = r.source_entity_id "
+        "JOIN entities t ON t.id = r.target_entity_id WHERE s.namespace = %(ns)s "
+        "AND t.namespace = %(ns)s AND NOT EXISTS (SELECT 1 FROM memories m "
+        "WHERE m.id = r.memory_id AND m.namespace <> %(ns)s) ORDER BY r.created_at, r.id",
     ),
     (
         "goals",
@@ -62,19 +68,23 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
         "goal_links",
         "SELECT gl.* FROM goal_links gl ORDER BY gl.goal_id, gl.memory_id",
         "SELECT gl.* FROM goal_links gl JOIN goals g ON g.id = gl.goal_id "
-        "WHERE g.namespace = %(ns)s ORDER BY gl.goal_id, gl.memory_id",
+        "JOIN memories m ON m.id = gl.memory_id WHERE g.namespace = %(ns)s "
+        "AND m.namespace = %(ns)s ORDER BY gl.goal_id, gl.memory_id",
     ),
     (
         "contradictions",
         "SELECT c.* FROM contradictions c ORDER BY c.created_at, c.id",
-        "SELECT c.* FROM contradictions c JOIN memories m ON m.id = c.memory_a_id "
-        "WHERE m.namespace = %(ns)s ORDER BY c.created_at, c.id",
+        "SELECT c.* FROM contradictions c JOIN memories a ON a.id = c.memory_a_id "
+        "JOIN memories b ON b.id = c.memory_b_id WHERE a.namespace = %(ns)s "
+        "AND b.namespace = %(ns)s ORDER BY c.created_at, c.id",
     ),
     (
         "consolidations",
         "SELECT c.* FROM consolidations c ORDER BY c.created_at, c.id",
         "SELECT c.* FROM consolidations c JOIN memories m ON m.id = c.summary_id "
-        "WHERE m.namespace = %(ns)s ORDER BY c.created_at, c.id",
+        "WHERE m.namespace = %(ns)s AND NOT EXISTS (SELECT 1 FROM memories x "
+        "WHERE x.id = ANY(c.source_ids) AND x.namespace <> %(ns)s) "
+        "ORDER BY c.created_at, c.id",
     ),
 )
 SECTIONS = (*(name for name, _, _ in _SECTIONS), "settings")

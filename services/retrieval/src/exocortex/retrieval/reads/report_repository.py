@@ -168,10 +168,13 @@ async def decisions(
                 ORDER BY m.created_at DESC, m.id DESC LIMIT %(limit)s""",
             {"ns": namespace, "limit": limit},
         )
+        # A supersession joins two memories: only those within the caller's scope are named.
+        cond, scope_params = scope.sql_filter()
         older = await (
             await conn.execute(
-                "SELECT id, superseded_by FROM memories WHERE superseded_by = ANY(%s)",
-                ([r.id for r in rows],),
+                "SELECT m.id, m.superseded_by FROM memories m "
+                f"WHERE m.superseded_by = ANY(%s) AND {cond}",
+                ([r.id for r in rows], *scope_params),
             )
         ).fetchall()
     supersedes: dict[str, list[str]] = {}
@@ -252,11 +255,15 @@ async def hierarchy(
     async with pool.connection() as conn:
         epochs = await _records(conn, tagged("epoch"), bounds)
         themes = await _records(conn, tagged("narrative"), bounds)
+        ids = [r.id for r in epochs + themes]
+        ends, scope_params = scope.sql_filter("s", "t")
         linked_rows = await (
             await conn.execute(
-                "SELECT source_id, target_id FROM memory_links WHERE link_type = 'elaborates'"
-                " AND (source_id = ANY(%(ids)s) OR target_id = ANY(%(ids)s))",
-                {"ids": [r.id for r in epochs + themes]},
+                "SELECT l.source_id, l.target_id FROM memory_links l"
+                " JOIN memories s ON s.id = l.source_id JOIN memories t ON t.id = l.target_id"
+                " WHERE l.link_type = 'elaborates'"
+                f" AND (l.source_id = ANY(%s) OR l.target_id = ANY(%s)) AND {ends}",
+                (ids, ids, *scope_params),
             )
         ).fetchall()
         episodes = {}

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 
+from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.ids import new_id
 
@@ -96,18 +97,19 @@ class ConsolidationRow:
 async def history(
     conn: Conn, namespaces: Sequence[str] | None, limit: int
 ) -> list[ConsolidationRow]:
+    """Consolidations of the namespaces (None: every one), newest first; one with its summary
+    or any source outside the caller's scope is left out, as its members would show."""
+    members, scope_params = scope.sql_filter_memories("c.source_ids || c.summary_id")
+    scoped = TextArray(namespaces) if namespaces is not None else None
     async with conn.cursor(row_factory=class_row(ConsolidationRow)) as cur:
         await cur.execute(
-            """
-            SELECT id, namespace, summary_id, source_ids, strategy, memories_merged, created_at
-              FROM consolidations
-             WHERE %s::text[] IS NULL OR namespace = ANY(%s)
-             ORDER BY created_at DESC, id DESC LIMIT %s
+            f"""
+            SELECT c.id, c.namespace, c.summary_id, c.source_ids, c.strategy,
+                   c.memories_merged, c.created_at
+              FROM consolidations c
+             WHERE (%s::text[] IS NULL OR c.namespace = ANY(%s)) AND {members}
+             ORDER BY c.created_at DESC, c.id DESC LIMIT %s
             """,
-            (
-                TextArray(namespaces) if namespaces is not None else None,
-                TextArray(namespaces) if namespaces is not None else None,
-                limit,
-            ),
+            (scoped, scoped, *scope_params, limit),
         )
         return await cur.fetchall()

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 
+from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -79,32 +80,33 @@ SELECT c.id, a.namespace, c.memory_a_id, c.memory_b_id,
 
 
 async def list_(
-    conn: Conn, namespaces: Sequence[str] | None, status: str | None, limit: int
+    conn: Conn, namespace: str | None, status: str | None, limit: int
 ) -> list[ContradictionRow]:
-    scoped = TextArray(namespaces) if namespaces is not None else None
+    """Newest first: those of ``namespace`` (its ``memory_a`` side; None: every namespace)
+    whose two memories both lie within the caller's scope."""
+    scoped, scope_params = scope.sql_filter("a", "b")
     async with conn.cursor(row_factory=class_row(ContradictionRow)) as cur:
         await cur.execute(
             _SELECT
-            + """
-             WHERE (%s::text[] IS NULL OR a.namespace = ANY(%s))
+            + f"""
+             WHERE (%s::text IS NULL OR a.namespace = %s) AND {scoped}
                AND (%s::text IS NULL OR c.status = %s)
              ORDER BY c.created_at DESC, c.id DESC LIMIT %s
             """,
-            (scoped, scoped, status, status, limit),
+            (namespace, namespace, *scope_params, status, status, limit),
         )
         return await cur.fetchall()
 
 
-async def get(
-    conn: Conn, contradiction_id: str, namespaces: Sequence[str] | None, *, lock: bool = False
-) -> ContradictionRow | None:
-    scoped = TextArray(namespaces) if namespaces is not None else None
+async def get(conn: Conn, contradiction_id: str, *, lock: bool = False) -> ContradictionRow | None:
+    """The contradiction, or None also when either of its memories lies outside the caller's
+    scope: a pair with one end elsewhere is neither shown nor resolved (resolving archives one
+    side)."""
+    scoped, scope_params = scope.sql_filter("a", "b")
     async with conn.cursor(row_factory=class_row(ContradictionRow)) as cur:
         await cur.execute(
-            _SELECT
-            + " WHERE c.id = %s AND (%s::text[] IS NULL OR a.namespace = ANY(%s))"
-            + (" FOR UPDATE OF c" if lock else ""),
-            (contradiction_id, scoped, scoped),
+            _SELECT + f" WHERE c.id = %s AND {scoped}" + (" FOR UPDATE OF c" if lock else ""),
+            (contradiction_id, *scope_params),
         )
         return await cur.fetchone()
 

@@ -127,10 +127,6 @@ def contradiction_dict(row: ContradictionRow) -> dict[str, Any]:
     return out
 
 
-def _scoped(namespace: str) -> list[str] | None:
-    return [scope.require(namespace)] if namespace else scope.scoped_list()
-
-
 class Contradictions:
     """Reading and resolving the records (the gRPC API's side; detection is the job above)."""
 
@@ -146,13 +142,16 @@ class Contradictions:
             )
         async with self._deps.pool.connection() as conn:
             rows = await repository.list_(
-                conn, _scoped(namespace), None if wanted == "all" else wanted, limit
+                conn,
+                scope.require(namespace) if namespace else None,
+                None if wanted == "all" else wanted,
+                limit,
             )
         return [contradiction_dict(r) for r in rows]
 
     async def get(self, contradiction_id: str) -> dict[str, Any]:
         async with self._deps.pool.connection() as conn:
-            row = await repository.get(conn, contradiction_id, scope.scoped_list())
+            row = await repository.get(conn, contradiction_id)
         if row is None:
             raise NotFound(f"contradiction {contradiction_id} not found", field="id")
         return contradiction_dict(row)
@@ -167,7 +166,7 @@ class Contradictions:
         if keep_id is not None and status != "resolved":
             raise InvalidArgument("keep_id only goes with status 'resolved'", field="keep_id")
         async with self._deps.pool.connection() as conn, conn.transaction():
-            row = await repository.get(conn, contradiction_id, scope.scoped_list(), lock=True)
+            row = await repository.get(conn, contradiction_id, lock=True)
             if row is None:
                 raise NotFound(f"contradiction {contradiction_id} not found", field="id")
             if keep_id is not None:
@@ -187,6 +186,6 @@ class Contradictions:
                 )
                 resolution = resolution or f"kept {keep_id}"
             await repository.set_status(conn, contradiction_id, status, resolution)
-            updated = await repository.get(conn, contradiction_id, None)
+            updated = await repository.get(conn, contradiction_id)
         assert updated is not None
         return contradiction_dict(updated)
