@@ -15,8 +15,9 @@ A key scoped to namespaces can never read or write another, in two lines of defe
 
 * :func:`authorize` checks the request as the route will see it (the body decoded and validated
   by the route's own model, defaults filled in): every namespace it names (or the route's
-  default), and the namespace of every memory, goal or entity id it touches (path parameters
-  and id fields of the body). Routes that span every namespace and take no namespace need an
+  default), and the namespace of every memory, goal or entity id it touches (path and query
+  parameters and id fields of the body, :data:`MEMORY_ID_FIELDS`): for an object joining two
+  memories, both ends. Routes that span every namespace and take no namespace need an
   all-namespaces key.
 * It then sets the key's namespaces as the caller's scope (``exocortex.core.scope``), which
   every gRPC call carries: the services check each write and filter each read (search, reads
@@ -52,9 +53,14 @@ READ_ONLY_POSTS = frozenset({"/api/memories/search", "/api/memories/context-grap
 SCOPED_KEY_ALLOWED = frozenset(
     {("GET", "/api/settings"), ("GET", "/api/settings/schema"), ("GET", "/api/whoami")}
 )
-# Body fields holding memory ids, by route prefix.
-_MEMORY_ID_FIELDS = ("memory_id", "source_id", "target_id")
-_MEMORY_ID_LIST_FIELDS = ("ids", "memory_ids")
+# Every name under which a request carries a memory id (path parameter, query parameter or
+# body field), declared once. An object that joins two memories (a link, a contradiction
+# resolved with keep_id, a lineage or a consolidation) names each end under one of these, and
+# each is looked up: acting on such an object needs access to both ends.
+MEMORY_ID_FIELDS = frozenset(
+    {"memory_id", "source_id", "target_id", "keep_id", "memory_a_id", "memory_b_id", "summary_id"}
+)
+MEMORY_ID_LIST_FIELDS = frozenset({"ids", "memory_ids", "source_ids"})
 
 bearer_scheme = HTTPBearer(
     auto_error=False,
@@ -269,7 +275,7 @@ def _walk(value: Any, found: dict[str, list[Any]]) -> None:
     if isinstance(value, BaseModel):
         for name in type(value).model_fields:
             item = getattr(value, name, None)
-            if name in ("namespace", *_MEMORY_ID_FIELDS, *_MEMORY_ID_LIST_FIELDS):
+            if name == "namespace" or name in MEMORY_ID_FIELDS or name in MEMORY_ID_LIST_FIELDS:
                 found.setdefault(name, []).append(item)
             else:
                 _walk(item, found)
@@ -319,7 +325,7 @@ async def _check_scope(
         ("/api/entities", entity_ids),
     )
     for name, value in request.path_params.items():
-        if name == "memory_id":
+        if name in MEMORY_ID_FIELDS:
             memory_ids.append((value, name))
         elif name == "goal_id":
             goal_ids.append((value, name))
@@ -329,10 +335,10 @@ async def _check_scope(
             for prefix, bucket in kind_by_prefix:
                 if path.startswith(prefix):
                     bucket.append((value, name))
-    for name in _MEMORY_ID_FIELDS:
+    for name in sorted(MEMORY_ID_FIELDS):
         memory_ids.extend((v, name) for v in _strings(fields.get(name, ())))
         memory_ids.extend((v, name) for v in request.query_params.getlist(name))
-    for name in _MEMORY_ID_LIST_FIELDS:
+    for name in sorted(MEMORY_ID_LIST_FIELDS):
         for listed in fields.get(name, ()):
             if isinstance(listed, list | tuple):
                 memory_ids.extend((v, name) for v in _strings(listed))
