@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
@@ -16,6 +15,9 @@ from mcp.types import CallToolResult, TextContent
 from exocortex.mcp.server import create_server
 from exocortex.mcp.settings import Attribution, McpSettings
 
+# The adapter's message for a route the gateway does not serve (a bare 404 or a 405). Every
+# tool's route exists on this server, so this message in a test is a failure, never a skip: a
+# renamed or removed route must turn the MCP tests red.
 UNSUPPORTED = "does not support"
 
 
@@ -63,25 +65,25 @@ def text_of(result: CallToolResult) -> str:
 async def call(client: Client, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:
     """Call a tool that must succeed: its structured content and its text.
 
-    A tool whose REST route the gateway does not have yet is skipped, saying so, instead of
-    passing or failing: it starts running as soon as the route lands.
+    A tool whose REST route the gateway lacks fails here like any other error, naming the route.
     """
     result = await client.call_tool(tool, arguments)
     assert isinstance(result, CallToolResult)
     text = text_of(result)
-    if result.is_error and UNSUPPORTED in text:
-        pytest.skip(f"{tool}: {text}")
-    assert not result.is_error, text
+    assert not result.is_error, f"{tool} failed: {text}"
     assert result.structured_content is not None
     return result.structured_content, text
 
 
 async def call_error(client: Client, tool: str, **arguments: Any) -> str:
-    """Call a tool that must fail with a tool error; return the message."""
+    """Call a tool that must fail with a tool error; return the message.
+
+    The error must be the tool's own: a route the gateway lacks is a failure, not the expected
+    error.
+    """
     result = await client.call_tool(tool, arguments)
     assert isinstance(result, CallToolResult)
     text = text_of(result)
-    if UNSUPPORTED in text:
-        pytest.skip(f"{tool}: {text}")
-    assert result.is_error, text
+    assert result.is_error, f"{tool} succeeded but should have failed: {text}"
+    assert UNSUPPORTED not in text, f"{tool}: the gateway lacks its route: {text}"
     return text

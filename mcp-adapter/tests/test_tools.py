@@ -1,7 +1,7 @@
 """Every tool through the SDK's own client, in-process, against the real stack.
 
 Each test works in its own namespace on the session's stack. A tool whose REST route the gateway
-does not serve yet is skipped with the adapter's own error message (see ``conftest.call``).
+does not serve fails with the adapter's own error message (see ``conftest.call``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from mcp.types import CallToolResult
 from exocortex.mcp.server import create_server
 from exocortex.mcp.settings import McpSettings
 
-from .conftest import call, call_error, text_of
+from .conftest import UNSUPPORTED, call, call_error, text_of
 
 pytestmark = pytest.mark.integration
 
@@ -391,6 +391,10 @@ async def test_ping(mcp: Client) -> None:
     out, text = await call(mcp, "memory_ping")
     assert out["status"] in {"ok", "degraded"}
     assert "Exocortex" in text
+    # memory_ping tolerates a server without GET /api/ping; this one has it, so counts are there.
+    assert UNSUPPORTED not in text, text
+    assert "active memories" in text
+    assert isinstance(out.get("active"), int)
 
 
 async def test_goals_and_milestones(mcp: Client, namespace: str) -> None:
