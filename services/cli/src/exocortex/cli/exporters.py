@@ -3,12 +3,13 @@ an Obsidian vault (a note per memory, entity and goal, joined by wiki links)."""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from exocortex.core.domain.safe_paths import file_stem, safe_child
 
 Tick = Callable[[int], None]
 VAULT_FOLDER = "Exocortex"
@@ -45,9 +46,8 @@ class VaultReport:
 
 
 def _safe(name: str) -> str:
-    """A file name Obsidian and every OS accept."""
-    cleaned = re.sub(r'[\\/:*?"<>|#^\[\]\x00-\x1f]', " ", name).strip(" .")
-    return re.sub(r"\s+", " ", cleaned)[:120] or "untitled"
+    """A file name Obsidian and every OS accept, made from data (an id, a title, a name)."""
+    return file_stem(str(name), limit=120)
 
 
 def _frontmatter(pairs: Iterable[tuple[str, Any]]) -> list[str]:
@@ -83,7 +83,7 @@ def obsidian(backup: dict[str, Any], vault: Path, tick: Tick) -> VaultReport:
     entity_names = {e["id"]: _safe(e["name"]) for e in backup.get("entities", [])}
     links: dict[str, list[str]] = defaultdict(list)
     for link in backup.get("memory_links", []):
-        links[link["source_id"]].append(f"- {link['link_type']}: [[{link['target_id']}]]")
+        links[link["source_id"]].append(f"- {link['link_type']}: [[{_safe(link['target_id'])}]]")
     mentions: dict[str, list[str]] = defaultdict(list)
     for me in backup.get("memory_entities", []):
         if me["entity_id"] in entity_names:
@@ -114,7 +114,8 @@ def obsidian(backup: dict[str, Any], vault: Path, tick: Tick) -> VaultReport:
             ]
             for entity_id in mentions[memory["id"]]:
                 by_entity[entity_id].append(memory["id"])
-        _write(root / "memories" / f"{memory['id']}.md", "\n".join(body), report)
+        # Every name below comes from the document: sanitized, then checked to stay in the vault.
+        _write(safe_child(root, "memories", f"{_safe(memory['id'])}.md"), "\n".join(body), report)
         tick(1)
     for entity in backup.get("entities", []):
         body = _frontmatter(
@@ -126,10 +127,9 @@ def obsidian(backup: dict[str, Any], vault: Path, tick: Tick) -> VaultReport:
             ]
         )
         body += [f"# {entity['name']}", ""]
-        body += [f"- [[{memory_id}]]" for memory_id in by_entity.get(entity["id"], [])]
-        _write(
-            root / "entities" / f"{entity_names[entity['id']]}.md", "\n".join(body) + "\n", report
-        )
+        body += [f"- [[{_safe(memory_id)}]]" for memory_id in by_entity.get(entity["id"], [])]
+        path = safe_child(root, "entities", f"{entity_names[entity['id']]}.md")
+        _write(path, "\n".join(body) + "\n", report)
     milestones: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for milestone in backup.get("goal_milestones", []):
         milestones[milestone["goal_id"]].append(milestone)
@@ -145,9 +145,6 @@ def obsidian(backup: dict[str, Any], vault: Path, tick: Tick) -> VaultReport:
         body += [f"# {goal['title']}", "", (goal.get("description") or "").strip(), ""]
         for ms in milestones.get(goal["id"], []):
             body.append(f"- [{'x' if ms.get('status') == 'completed' else ' '}] {ms['title']}")
-        _write(
-            root / "goals" / f"{_safe(goal['title'])} ({goal['id'][-6:]}).md",
-            "\n".join(body) + "\n",
-            report,
-        )
+        name = f"{_safe(goal['title'])} ({_safe(str(goal['id'])[-6:])}).md"
+        _write(safe_child(root, "goals", name), "\n".join(body) + "\n", report)
     return report

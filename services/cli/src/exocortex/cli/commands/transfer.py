@@ -18,6 +18,7 @@ from exocortex.cli import exporters, importers, output
 from exocortex.cli.client import ApiError, Client
 from exocortex.cli.commands import backups
 from exocortex.cli.context import client, csv
+from exocortex.core.domain.safe_paths import UnsafeName
 
 # The gateway takes at most 1,000 memories and 5 MB per request; stay below both.
 MAX_BATCH = 1_000
@@ -299,7 +300,10 @@ def export(
         if fmt == "markdown":
             text = exporters.markdown(backup, tick)
         else:
-            report = exporters.obsidian(backup, Path(target).expanduser(), tick)
+            try:
+                report = exporters.obsidian(backup, Path(target).expanduser(), tick)
+            except UnsafeName as exc:
+                raise typer.BadParameter(str(exc), param_hint="PATH") from None
     if fmt == "markdown":
         if target == "-":
             sys.stdout.write(text)

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from exocortex.core.domain.safe_paths import UnsafeName, file_stem, safe_child
+from exocortex.core.errors import Conflict
 from exocortex.maintenance.backup.obsidian_repository import (
     ContradictionNote,
     EntityNote,
@@ -32,7 +33,6 @@ NONE = "- none\n"
 # The next export starts this long before the snapshot of this one: a change committed while
 # the export ran is written again next time rather than missed (rewriting a note is harmless).
 OVERLAP = timedelta(minutes=1)
-_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
 
 DASHBOARD = """# Exocortex
 
@@ -69,8 +69,8 @@ class ObsidianReport:
 
 
 def safe_name(text: str, limit: int = 100) -> str:
-    cleaned = _UNSAFE.sub(" ", text).strip().strip(".") or "untitled"
-    return cleaned[:limit].rstrip()
+    """A note's name (or a part of a wikilink) from data: one safe file name component."""
+    return file_stem(text, limit=limit)
 
 
 def title_of(content: str) -> str:
@@ -104,7 +104,7 @@ def _write(path: Path, text: str, updated: datetime | None) -> None:
 
 def memory_note(m: MemoryNote) -> str:
     entities = [f"[[{entity_stem(e['name'], e['namespace'])}]]" for e in m.entities]
-    links = [f"[[{link['id']}|{safe_name(link['title'], 60)}]]" for link in m.links]
+    links = [f"[[{safe_name(link['id'])}|{safe_name(link['title'], 60)}]]" for link in m.links]
     head = _front_matter(
         {
             "id": m.id,
@@ -135,7 +135,9 @@ def entity_note(e: EntityNote) -> str:
     relations = "".join(
         f"- {r['relationship']} [[{entity_stem(r['name'], r['namespace'])}]]\n" for r in e.relations
     )
-    memories = "".join(f"- [[{m['id']}|{safe_name(m['title'], 60)}]]\n" for m in e.memories)
+    memories = "".join(
+        f"- [[{safe_name(m['id'])}|{safe_name(m['title'], 60)}]]\n" for m in e.memories
+    )
     return (
         f"{head}\n# {e.name}\n\n## Relationships\n{relations or NONE}"
         f"\n## Linked memories\n{memories or NONE}"
@@ -166,20 +168,29 @@ def contradiction_note(c: ContradictionNote) -> str:
         {
             "id": c.id,
             "status": c.status,
-            "memory_a": f"[[{c.memory_a_id}]]",
-            "memory_b": f"[[{c.memory_b_id}]]",
+            "memory_a": f"[[{safe_name(c.memory_a_id)}]]",
+            "memory_b": f"[[{safe_name(c.memory_b_id)}]]",
             "created": _iso(c.created_at),
             "updated": _iso(c.updated_at),
         }
     )
     resolution = f"\n## Resolution\n{c.resolution}\n" if c.resolution else ""
-    return f"{head}\n[[{c.memory_a_id}]] ↔ [[{c.memory_b_id}]]\n\n{c.description}\n{resolution}"
+    a, b = safe_name(c.memory_a_id), safe_name(c.memory_b_id)
+    return f"{head}\n[[{a}]] ↔ [[{b}]]\n\n{c.description}\n{resolution}"
 
 
 class ObsidianExporter:
     def __init__(self, repository: ObsidianRepository, vault: Path) -> None:
         self._repo = repository
         self.vault = vault
+
+    def _path(self, *names: str) -> Path:
+        """Where a note goes: every name is made from data (ids, titles, entity names), so it
+        is sanitized by the caller and checked here to stay inside the vault, links followed."""
+        try:
+            return safe_child(self.vault, *names)
+        except UnsafeName as err:
+            raise Conflict(f"the Obsidian vault is not written: {err}", field="vault") from err
 
     def _last_sync(self) -> datetime | None:
         try:
@@ -195,26 +206,24 @@ class ObsidianExporter:
         async with self._repo.snapshot(since) as snap:
             started = await snap.now()
             async for m in snap.memories():
-                live = self.vault / "Memories" / f"{m.id}.md"
+                live = self._path("Memories", f"{safe_name(m.id)}.md")
                 if m.is_active:
                     _write(live, memory_note(m), m.updated_at)
                     counts["memories"] += 1
                 elif live.exists():
-                    archived = self.vault / "Archived" / live.name
+                    archived = self._path("Archived", live.name)
                     archived.parent.mkdir(parents=True, exist_ok=True)
                     live.replace(archived)
             async for e in snap.entities():
                 stem = entity_stem(e.name, e.namespace)
-                path = self.vault / "Entities" / safe_name(e.type.title()) / f"{stem}.md"
+                path = self._path("Entities", safe_name(e.type.title()), f"{stem}.md")
                 _write(path, entity_note(e), e.updated_at)
                 counts["entities"] += 1
             async for g in snap.goals():
-                _write(
-                    self.vault / "Goals" / f"{safe_name(g.title)}.md", goal_note(g), g.updated_at
-                )
+                _write(self._path("Goals", f"{safe_name(g.title)}.md"), goal_note(g), g.updated_at)
                 counts["goals"] += 1
             async for c in snap.contradictions():
-                path = self.vault / "Contradictions" / f"{c.id}.md"
+                path = self._path("Contradictions", f"{safe_name(c.id)}.md")
                 _write(path, contradiction_note(c), c.updated_at)
                 counts["contradictions"] += 1
         if since is None or not (self.vault / "_Dashboard.md").exists():
