@@ -10,6 +10,7 @@ before its stored event is written, so the indexes pick it up as after any store
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Iterable, Iterator
@@ -25,6 +26,12 @@ from exocortex.maintenance.backup import restore_repository as sql
 from exocortex.maintenance.backup.document import lines
 from exocortex.maintenance.backup.events import stored_event
 from exocortex.maintenance.backup.obsidian_repository import Pool
+from exocortex.maintenance.backup.validation import (
+    CONTENT_MAX_DEFAULT,
+    Model,
+    check_items,
+    restorable_settings,
+)
 
 BATCH = 500
 MAX_ITEM_RESULTS = 100
@@ -137,12 +144,33 @@ class _Rollback(Exception):
 
 
 class Restorer:
-    def __init__(self, pool: Pool, embedding: EmbeddingClient, *, embed: bool = True) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        embedding: EmbeddingClient,
+        *,
+        embed: bool = True,
+        max_content_chars: int = CONTENT_MAX_DEFAULT,
+    ) -> None:
         """``embed=False`` restores memories without their embeddings (a deep verify's scratch
         database is searched by nothing)."""
         self._pool = pool
         self._embedding = embedding
         self._embed = embed
+        self._max_content_chars = max_content_chars
+
+    async def check(self, items: Iterable[tuple[str, Any]]) -> dict[str, int]:
+        """Every item held to the rules of its live write (see validation.py), before anything
+        is written: the first bad one is a 400 naming ``section.index.field``. Runs off the
+        event loop (``items`` may decrypt a backup as it goes)."""
+        model = None
+        if self._embed:
+            if not self._embedding.fingerprint:
+                await self._embedding.model_info()
+            model = Model(self._embedding.fingerprint, self._embedding.dimensions)
+        return await asyncio.to_thread(
+            check_items, items, model=model, max_content_chars=self._max_content_chars
+        )
 
     async def _embedded(self, conn: sql.Conn, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The batch with each new row's embedding (``vector``, ``embedding_dim``, and the
@@ -267,7 +295,11 @@ class Restorer:
                     created_ids = await self._memories(conn, batch, done, links, dry_run)
                 elif section == "settings":
                     for settings in batch:
-                        outcomes = await sql.upsert_settings(conn, settings)
+                        # Through the settings schema; ai.* and unknown keys are reported.
+                        values, skipped = restorable_settings(settings)
+                        for skip in skipped:
+                            done.note(ItemResult(section, skip.key, "skipped", skip.reason))
+                        outcomes = await sql.upsert_settings(conn, values) if values else {}
                         for key, outcome in outcomes.items():
                             done.note(ItemResult(section, key, outcome, ""))  # type: ignore[arg-type]
                 elif section in sql.SECTION_SQL:

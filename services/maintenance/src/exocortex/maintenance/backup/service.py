@@ -23,6 +23,7 @@ from exocortex.maintenance.backup.obsidian import ObsidianExporter, ObsidianRepo
 from exocortex.maintenance.backup.restore import Restorer, RestoreReport, items_of
 from exocortex.maintenance.backup.scratch import ScratchUnavailable, restore_and_compare
 from exocortex.maintenance.backup.settings import BackupSettings
+from exocortex.maintenance.backup.validation import CONTENT_MAX_DEFAULT, check_items
 from exocortex.maintenance.clients import ExportSource
 
 log = get_logger(__name__)
@@ -150,6 +151,9 @@ class BackupService:
             raise InvalidArgument(
                 "the backup does not verify: " + "; ".join(check.problems), field="name"
             )
+        # Every item is checked before the first is written (one more pass over the file).
+        with path.open("rb") as source:
+            await self._restorer.check(items_of(crypto.decrypt_chunks(source, secret)))
         with path.open("rb") as source:
             chunks = crypto.decrypt_chunks(source, secret)
             # The key derivation runs with the first chunk: off the event loop.
@@ -159,8 +163,11 @@ class BackupService:
             )
 
     async def restore_document(self, document_json: str, *, dry_run: bool) -> RestoreReport:
-        """An export document (as GET /api/export writes it) restored like a backup."""
-        return await self._restorer.restore(export_items(document_json), dry_run=dry_run)
+        """An export document (as GET /api/export writes it) restored like a backup, once
+        every item of it passed the checks of its live write."""
+        items = export_items(document_json)
+        await self._restorer.check(items)
+        return await self._restorer.restore(items, dry_run=dry_run)
 
     async def scheduled(self) -> BackupEntry | None:
         """The scheduled backup and the retention after it; off without a passphrase."""
@@ -194,13 +201,23 @@ def export_items(document_json: str) -> list[tuple[str, dict[str, Any]]]:
             f"export version {version!r} is not supported (expected {document.DOCUMENT_VERSION})",
             field="version",
         )
-    items: list[tuple[str, dict[str, Any]]] = []
+    items: list[tuple[str, Any]] = []
     for section, value in doc.items():
+        if section in _HEADER:
+            continue
         if section == "settings" and isinstance(value, dict):
             items.append((section, value))
         elif isinstance(value, list):
-            items.extend((section, item) for item in value if isinstance(item, dict))
+            # Every item, whatever its shape: the checks name the one that is not an object.
+            items.extend((section, item) for item in value)
+        else:
+            kind = "an object" if section == "settings" else "a list"
+            raise InvalidArgument(f"{section} must be {kind}", field=section)
     return items
+
+
+# The fields of an export document that are not sections.
+_HEADER = frozenset({"format", "version", "exported_at", "namespace"})
 
 
 def verify_file(path: Path, passphrase: str) -> VerifyReport:
@@ -229,13 +246,27 @@ def verify_file(path: Path, passphrase: str) -> VerifyReport:
 class DeepVerifier:
     """Restores a backup file into a scratch database of the store's Postgres."""
 
-    def __init__(self, dsn: str, embedding: EmbeddingClient) -> None:
+    def __init__(
+        self, dsn: str, embedding: EmbeddingClient, *, max_content_chars: int = CONTENT_MAX_DEFAULT
+    ) -> None:
         self._dsn = dsn
         self._embedding = embedding
+        self._max_content_chars = max_content_chars
 
     async def run(
         self, path: Path, passphrase: str, manifest_counts: dict[str, int]
     ) -> tuple[dict[str, int], list[str]]:
+        # A backup a restore would refuse does not verify either.
+        try:
+            with path.open("rb") as source:
+                await asyncio.to_thread(
+                    check_items,
+                    items_of(crypto.decrypt_chunks(source, passphrase)),
+                    model=None,
+                    max_content_chars=self._max_content_chars,
+                )
+        except InvalidArgument as err:
+            return {}, [f"the backup would not restore: {err.message}"]
         with path.open("rb") as source:
             chunks = crypto.decrypt_chunks(source, passphrase)
             first = await asyncio.to_thread(next, chunks, b"")

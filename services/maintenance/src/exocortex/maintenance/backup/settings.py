@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -23,6 +23,11 @@ class BackupSettings(BaseSettings):
     include_embeddings: bool = False
     # Where the Obsidian vault is written (default: <data_dir>/obsidian).
     obsidian_vault: Path | None = None
+    # The longest memory content a restore takes: ingest's limit for a live write (the same
+    # variable, read by both services).
+    max_content_chars: int = Field(
+        default=200_000, ge=1, validation_alias=AliasChoices("EXO_MAX_CONTENT_CHARS")
+    )
 
     @field_validator("passphrase", mode="before")
     @classmethod

@@ -57,8 +57,8 @@ def attach(
         settings.data_dir,
         backup,
         ObsidianExporter(ObsidianRepository(pool), vault),
-        Restorer(pool, embedder),
-        DeepVerifier(settings.database_url, embedder),
+        Restorer(pool, embedder, max_content_chars=backup.max_content_chars),
+        DeepVerifier(settings.database_url, embedder, max_content_chars=backup.max_content_chars),
     )
     servicer.attach(service)
     if not backup.schedule:
