@@ -6,12 +6,23 @@ import pytest
 
 from exocortex.core.db.settings_store import DEFAULT_SETTINGS
 from exocortex.core.domain import setting_schema
-from exocortex.core.domain.setting_schema import SettingError, check
+from exocortex.core.domain.setting_schema import SCHEMA, SettingError, check
+
+
+def refusal(key: str, value: str) -> str | None:
+    """Why ``check`` refuses the value, or None when it accepts it."""
+    try:
+        check(key, value)
+    except SettingError as refused:
+        return refused.message
+    return None
 
 
 def test_every_seeded_default_is_declared_and_valid() -> None:
-    for key, value in DEFAULT_SETTINGS.items():
-        check(key, value)
+    assert len(DEFAULT_SETTINGS) > 10, "no seeded defaults to check"
+    assert set(DEFAULT_SETTINGS) <= set(SCHEMA), set(DEFAULT_SETTINGS) - set(SCHEMA)
+    refused = {key: refusal(key, value) for key, value in DEFAULT_SETTINGS.items()}
+    assert {key: why for key, why in refused.items() if why is not None} == {}
 
 
 @pytest.mark.parametrize(
@@ -46,8 +57,11 @@ def test_bad_values_are_refused_naming_the_key(key: str, value: str) -> None:
 
 def test_empty_clears_the_ai_settings() -> None:
     for key in ("ai.provider", "ai.model", "ai.api_key", "ai.base_url"):
-        check(key, "")
-    check("ai.base_url", "http://127.0.0.1:8080/")
+        assert refusal(key, "") is None, f"{key} refuses the empty value"
+    assert refusal("ai.base_url", "http://127.0.0.1:8080/") is None
+    # Empty is a value of its own for these keys only: a number or a switch cannot be empty.
+    assert refusal("scoring.rrf_k", "") is not None
+    assert refusal("dedup.enabled", "") is not None
 
 
 def test_ranges_are_described_in_the_message() -> None:
