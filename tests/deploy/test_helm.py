@@ -380,12 +380,14 @@ def test_cloudnativepg_supplies_the_database_url() -> None:
     assert cluster["spec"]["instances"] == 3
     assert cluster["spec"]["backup"]["barmanObjectStore"]["destinationPath"].startswith("s3://")
     assert of_kind(docs, "ScheduledBackup")
-    for deployment in of_kind(docs, "Deployment").values():
-        for container in containers(deployment):
-            env = env_of(container)
-            if "EXO_DATABASE_URL" in env:
-                ref = env["EXO_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
-                assert ref == {"name": f"{FULLNAME}-pg-app", "key": "uri"}
+    refs = [
+        env["EXO_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+        for deployment in of_kind(docs, "Deployment").values()
+        for env in map(env_of, containers(deployment))
+        if "EXO_DATABASE_URL" in env
+    ]
+    assert refs, "no Deployment takes EXO_DATABASE_URL"
+    assert all(ref == {"name": f"{FULLNAME}-pg-app", "key": "uri"} for ref in refs), refs
     external = of_kind(docs, "ExternalSecret")[f"{FULLNAME}-secrets"]
     assert external["spec"]["target"]["name"] == f"{FULLNAME}-secrets"
     assert {item["secretKey"] for item in external["spec"]["data"]} >= {"nats-url", "api-keys"}
