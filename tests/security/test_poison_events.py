@@ -9,11 +9,13 @@ from collections.abc import Sequence
 
 import httpx
 from nats.aio.msg import Msg
+from nats.js.errors import NotFoundError
 from prometheus_client import REGISTRY
 
 from exocortex.core.bus import dead_letter, subjects
 from exocortex.core.bus.client import DurableConsumer, connect, ensure_stream
 from exocortex.core.runtime.stack import Stack
+from exocortex.testing.wait import until_async
 
 POISON = b"poison"
 
@@ -56,14 +58,12 @@ async def test_poison_event_is_dead_lettered_after_bounded_retries(nats_url: str
         await js.publish(subject, POISON, headers={subjects.CORRELATION_HEADER: "corr-1"})
         await js.publish(subject, b"good")
         # The DLQ stream appears with the first parked event; wait for that.
-        for _ in range(100):
-            try:
-                parked = await js.get_last_msg(subjects.DLQ_STREAM, f"dlq.{durable}")
-                break
-            except Exception:
-                await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the poison event never reached the dead-letter stream")
+        parked = await until_async(
+            lambda: js.get_last_msg(subjects.DLQ_STREAM, f"dlq.{durable}"),
+            what="the poison event reached the dead-letter stream",
+            seconds=30,
+            retry_on=(NotFoundError,),
+        )
         await js.publish(subject, b"after")
         await _eventually(after_parked, 10)
 
@@ -85,13 +85,13 @@ async def test_poison_event_is_dead_lettered_after_bounded_retries(nats_url: str
         sample = REGISTRY.get_sample_value("exo_events_dead_lettered_total", {"consumer": durable})
         assert sample == 1.0
 
-        for _ in range(50):  # the last ack follows its handler
-            if await consumer.pending() == 0:
-                break
-            await asyncio.sleep(0.1)
-        assert await consumer.pending() == 0  # the poison was acked on EXO, not left pending
-        await asyncio.sleep(1.0)
-        assert len(attempts) == 4  # and is not delivered again
+        # The last ack follows its handler. Once the server counts nothing pending or awaiting
+        # an ack, the poison was acked on EXO and JetStream will not deliver it again.
+        async def settled() -> bool:
+            return await consumer.pending() == 0
+
+        await until_async(settled, what="the consumer has nothing pending", seconds=30)
+        assert len(attempts) == 4
     finally:
         stop.set()
         await asyncio.wait_for(task, 5)

@@ -9,11 +9,13 @@ import uuid
 
 import pytest
 from nats.aio.msg import Msg
+from nats.js.errors import NotFoundError
 
 from exocortex.core.bus import dead_letter, subjects
 from exocortex.core.bus.client import DurableConsumer, connect, ensure_stream
 from exocortex.core.bus.decode import Malformed, decode_all, decoding
 from exocortex.proto.v1 import events_pb2
+from exocortex.testing.wait import until_async
 
 GARBAGE = b"\x0a\xff\xff\xff\xff\xff"
 
@@ -67,14 +69,13 @@ async def test_a_malformed_event_is_parked_at_once_and_the_batch_goes_on(nats_ur
         await js.publish(subject, GARBAGE)
         await js.publish(subject, _event("after"))
         await asyncio.wait_for(both.wait(), 10)
-        for _ in range(30):
-            try:
-                parked = await js.get_last_msg(subjects.DLQ_STREAM, f"dlq.{durable}")
-                break
-            except Exception:
-                await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the malformed event never reached the dead-letter stream")
+        # Until the first parked event the DLQ stream (or its subject) is not found.
+        parked = await until_async(
+            lambda: js.get_last_msg(subjects.DLQ_STREAM, f"dlq.{durable}"),
+            what="the malformed event reached the dead-letter stream",
+            seconds=30,
+            retry_on=(NotFoundError,),
+        )
         assert parked.data == GARBAGE
         headers = parked.headers or {}
         assert headers[dead_letter.DELIVERIES_HEADER] == "1"
