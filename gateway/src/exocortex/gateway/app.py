@@ -1,5 +1,5 @@
 """The FastAPI application: REST ↔ gRPC, auth, CORS, limits, health, metrics, problem-JSON
-errors, and the dashboard's static files."""
+errors, security headers, and the dashboard's static files."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from exocortex.gateway.input_guard import InputGuardMiddleware
 from exocortex.gateway.limits import BodyLimitMiddleware
 from exocortex.gateway.observe import ObserveMiddleware
 from exocortex.gateway.openapi import build_openapi
+from exocortex.gateway.origin_guard import OriginGuardMiddleware
 from exocortex.gateway.routers import (
     analytics,
     backups,
@@ -43,6 +44,7 @@ from exocortex.gateway.routers import (
     whoami,
 )
 from exocortex.gateway.routers import settings as settings_routes
+from exocortex.gateway.security_headers import SecurityHeadersMiddleware
 from exocortex.gateway.settings import GatewaySettings
 from exocortex.gateway.static import checkout_dashboard, mount_dashboard
 
@@ -121,6 +123,8 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
     # answered by the problem handler, not lost in another middleware's task group.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
 
+    # Inside Observe (a refusal is logged and counted), before any body is read.
+    app.add_middleware(OriginGuardMiddleware, allowed_origins=_origins(settings.cors_origins))
     app.add_middleware(ObserveMiddleware)
 
     # Added last = outermost: CORS wraps every answer (even a 413).
@@ -138,6 +142,9 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
         # Outermost of all: without keys, a request for a name other than loopback is refused
         # before anything reads it (see host_guard).
         app.add_middleware(LoopbackHostMiddleware)
+    # Outermost: every answer, a refused Host or an oversized body too, carries the
+    # Content-Security-Policy and the other security headers (see security_headers).
+    app.add_middleware(SecurityHeadersMiddleware)
 
     app.include_router(health.router)
     guarded: dict[str, Any] = {
