@@ -5,6 +5,7 @@ import { api, unwrap } from "../api/client";
 import { list, record, type Entity, type GraphAnalysis, type Relationship } from "../api/shapes";
 import { Page, Show, Stat } from "../components/ui";
 import { useLoad, useNamespace } from "../hooks";
+import { textLabel } from "../text";
 
 // Distinct in both themes; community n gets PALETTE[n % length], entities in no community grey.
 const PALETTE = ["#6d5dfc", "#16a34a", "#ea580c", "#0891b2", "#db2777", "#ca8a04", "#7c3aed", "#059669"];
@@ -116,10 +117,11 @@ function GraphView({
             graphData={data}
             width={width}
             height={Math.max(320, Math.min(640, width * 0.7))}
-            nodeLabel={(n) => `${(n as Node).name} (${(n as Node).type})`}
+            // The tooltip writes its label as HTML: names and kinds are the writer's text.
+            nodeLabel={(n) => textLabel(`${(n as Node).name} (${(n as Node).type})`)}
             nodeVal={(n) => 1 + (n as Node).degree}
             nodeColor={(n) => colour(n as Node)}
-            linkLabel={(l) => String((l as { label: string }).label)}
+            linkLabel={(l) => textLabel(String((l as { label: string }).label))}
             linkDirectionalArrowLength={3}
             onNodeClick={(n) => onOpen(String((n as Node).id))}
             nodeCanvasObjectMode={() => "after"}
