@@ -139,8 +139,8 @@ def create_app(settings: GatewaySettings, routers: tuple[APIRouter, ...] = API_R
             max_age=600,
         )
     if not keyring.enabled:
-        # Outermost of all: without keys, a request for a name other than loopback is refused
-        # before anything reads it (see host_guard).
+        # Outside everything but the security headers: without keys, a request for a name
+        # other than loopback is refused before anything reads it (see host_guard).
         app.add_middleware(LoopbackHostMiddleware)
     # Outermost: every answer, a refused Host or an oversized body too, carries the
     # Content-Security-Policy and the other security headers (see security_headers).
