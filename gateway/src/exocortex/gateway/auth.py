@@ -32,10 +32,11 @@ import hashlib
 import hmac
 import ipaddress
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import grpc
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
@@ -44,7 +45,7 @@ from exocortex.core import scope
 from exocortex.gateway.backends import Backends
 from exocortex.gateway.deps import get_backends
 from exocortex.gateway.settings import GatewaySettings
-from exocortex.proto.v1 import admin_pb2
+from exocortex.proto.v1 import admin_pb2, maintenance_pb2, maintenance_pb2_grpc
 
 MIN_KEY_CHARS = 16
 # POST routes that only read, so read-only keys may call them.
@@ -61,6 +62,33 @@ MEMORY_ID_FIELDS = frozenset(
     {"memory_id", "source_id", "target_id", "keep_id", "memory_a_id", "memory_b_id", "summary_id"}
 )
 MEMORY_ID_LIST_FIELDS = frozenset({"ids", "memory_ids", "source_ids"})
+
+
+async def _contradiction_ends(backends: Backends, contradiction_id: str) -> list[str]:
+    """The two memories a contradiction joins; none when it does not exist. Read without the
+    caller's scope, so this check does not lean on the maintenance service's own."""
+    stub = maintenance_pb2_grpc.MaintenanceStub(backends.channels["maintenance"])
+    unscoped = scope.caller_scope.set(None)
+    try:
+        reply: maintenance_pb2.JsonReply = await stub.GetContradiction(
+            maintenance_pb2.RecordRef(id=contradiction_id),
+            timeout=backends.settings.rpc_timeout_seconds,
+        )
+    except grpc.aio.AioRpcError as err:
+        if err.code() == grpc.StatusCode.NOT_FOUND:
+            return []  # the route answers 404 itself
+        raise
+    finally:
+        scope.caller_scope.reset(unscoped)
+    row = json.loads(reply.json)
+    return [str(row["memory_a_id"]), str(row["memory_b_id"])]
+
+
+# Path parameters naming an object that joins two memories: the object's kind and how to find
+# its ends, each of which the key must be allowed to see (else the object is "not found").
+JOINING_PATH_PARAMS: dict[str, tuple[str, Callable[[Backends, str], Awaitable[list[str]]]]] = {
+    "contradiction_id": ("contradiction", _contradiction_ends)
+}
 
 bearer_scheme = HTTPBearer(
     auto_error=False,
@@ -324,7 +352,13 @@ async def _check_scope(
         ("/api/goals", goal_ids),
         ("/api/entities", entity_ids),
     )
+    # (an end's memory id, the joining object's kind and id): the end itself is never named
+    # in the answer, which would tell its id to a key that may not see it.
+    ends: list[tuple[str, str, str]] = []
     for name, value in request.path_params.items():
+        if name in JOINING_PATH_PARAMS:
+            kind, find_ends = JOINING_PATH_PARAMS[name]
+            ends.extend((end, kind, value) for end in await find_ends(backends, value))
         if name in MEMORY_ID_FIELDS:
             memory_ids.append((value, name))
         elif name == "goal_id":
@@ -342,13 +376,13 @@ async def _check_scope(
         for listed in fields.get(name, ()):
             if isinstance(listed, list | tuple):
                 memory_ids.extend((v, name) for v in _strings(listed))
-    if not (memory_ids or goal_ids or entity_ids):
+    if not (memory_ids or goal_ids or entity_ids or ends):
         if not declared and (method, path) not in SCOPED_KEY_ALLOWED:
             raise _forbidden("this route spans every namespace; it needs a key for all namespaces")
         return
     reply: admin_pb2.ResolveNamespacesResponse = await backends.admin.ResolveNamespaces(
         admin_pb2.ResolveNamespacesRequest(
-            memory_ids=[i for i, _ in memory_ids],
+            memory_ids=[i for i, _ in memory_ids] + [end for end, _, _ in ends],
             goal_ids=[i for i, _ in goal_ids],
             entity_ids=[i for i, _ in entity_ids],
         ),
@@ -363,6 +397,11 @@ async def _check_scope(
             owner = known.get(value)
             if owner is not None and not principal.allows(owner):
                 raise _not_found(kind, value, field)
+    for end, kind, object_id in ends:
+        owner = reply.memories.get(end)
+        if owner is not None and not principal.allows(owner):
+            # The same answer as the service gives for a missing one (field "id").
+            raise _not_found(kind, object_id, "id")
 
 
 AuthDep = Annotated[Principal, Depends(authorize)]
