@@ -4,8 +4,6 @@ memory it resembles (``dedup.merge_enabled``), and nothing is lost when merges r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -14,6 +12,7 @@ import psycopg
 from exocortex.core.domain.text import content_hash
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import stored
+from exocortex.testing.settings import patched_settings
 
 SEPARATOR = "\n\n---\n\n"
 # Pairs measured with the bundled model at cosine ~0.78-0.80: between dedup.merge_threshold
@@ -37,20 +36,6 @@ def _rows(stack: Stack, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return conn.execute(sql, params).fetchall()
 
 
-@asynccontextmanager
-async def _settings(api: httpx.AsyncClient, **values: str) -> AsyncIterator[None]:
-    """Change settings for the block; the services' settings cache lives 5 s."""
-    before = (await api.get("/api/settings")).json()
-    reply = await api.patch("/api/settings", json=values)
-    assert reply.status_code == 200, reply.text
-    await asyncio.sleep(5.5)
-    try:
-        yield
-    finally:
-        await api.patch("/api/settings", json={k: before[k] for k in values})
-        await asyncio.sleep(5.5)
-
-
 async def test_merge_is_off_by_default(api: httpx.AsyncClient, namespace: str) -> None:
     settings = (await api.get("/api/settings")).json()
     assert (settings["dedup.merge_enabled"], settings["dedup.merge_threshold"]) == (
@@ -66,7 +51,7 @@ async def test_merge_is_off_by_default(api: httpx.AsyncClient, namespace: str) -
 async def test_merge_mode_appends_races_safely_and_keeps_duplicates_skipped(
     api: httpx.AsyncClient, exo_stack: Stack, namespace: str
 ) -> None:
-    async with _settings(api, **{"dedup.merge_enabled": "true"}):
+    async with patched_settings(api, exo_stack.nats_url, {"dedup.merge_enabled": "true"}):
         target = await stored(
             api, content=STAGING, namespace=namespace, tags=["infra"], importance=0.4
         )
@@ -129,9 +114,10 @@ async def test_merge_mode_appends_races_safely_and_keeps_duplicates_skipped(
 async def test_merge_rechunks_when_the_text_outgrows_the_chunk_limit(
     api: httpx.AsyncClient, exo_stack: Stack, namespace: str
 ) -> None:
-    async with _settings(
+    async with patched_settings(
         api,
-        **{
+        exo_stack.nats_url,
+        {
             "dedup.merge_enabled": "true",
             "chunking.max_length": "150",
             "chunking.target_size": "60",

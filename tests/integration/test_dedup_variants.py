@@ -11,6 +11,7 @@ import psycopg
 
 from exocortex.core.domain.text import content_hash
 from exocortex.testing.rest import stored
+from exocortex.testing.settings import ApplySettings
 
 # Cosine ~0.9 with the bundled model: a duplicate. Only the second names the kitchen.
 KETTLE = "The office kettle lives in the left cupboard above the sink."
@@ -100,7 +101,10 @@ async def test_skipped_near_duplicate_is_kept_as_a_searchable_variant(
 
 
 async def test_import_keeps_variants_and_the_setting_turns_them_off(
-    api: httpx.AsyncClient, stack_db: psycopg.AsyncConnection[dict[str, Any]], namespace: str
+    api: httpx.AsyncClient,
+    stack_db: psycopg.AsyncConnection[dict[str, Any]],
+    namespace: str,
+    change_settings: ApplySettings,
 ) -> None:
     first = await stored(api, content=KETTLE, namespace=namespace)
     reply = await api.post(
@@ -112,16 +116,10 @@ async def test_import_keeps_variants_and_the_setting_turns_them_off(
     assert (item["id"], item["dedup_action"]) == (first["id"], "skipped")
     assert [v["content"] for v in await _variants(stack_db, first["id"])] == [KETTLE_AGAIN]
 
-    off = await api.patch("/api/settings", json={"dedup.keep_variants": "false"})
-    assert off.status_code == 200, off.text
-    try:
-        await asyncio.sleep(5.5)  # the services' settings cache lives 5 s
-        skipped = await stored(api, content=KETTLE_THIRD, namespace=namespace)
-        assert skipped["dedup_action"] == "skipped"
-        assert [v["content"] for v in await _variants(stack_db, first["id"])] == [KETTLE_AGAIN]
-    finally:
-        await api.patch("/api/settings", json={"dedup.keep_variants": "true"})
-        await asyncio.sleep(5.5)
+    await change_settings({"dedup.keep_variants": "false"})
+    skipped = await stored(api, content=KETTLE_THIRD, namespace=namespace)
+    assert skipped["dedup_action"] == "skipped"
+    assert [v["content"] for v in await _variants(stack_db, first["id"])] == [KETTLE_AGAIN]
 
 
 async def test_a_near_duplicate_that_contradicts_its_match_is_a_memory_of_its_own(

@@ -9,10 +9,12 @@ held elsewhere, as another replica would hold it, so the loss is visible until t
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from psycopg import sql
 from exocortex.core.bus import subjects
 from exocortex.core.runtime.postgres import EmbeddedPostgres
 from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.testing.settings import apply_settings
 
 NAMESPACE = "reindex"
 # Several memories per topic, so each query's top 10 is a real ranking, not everything.
@@ -102,14 +105,23 @@ def client(stack: Stack) -> Iterator[httpx.Client]:
         yield http
 
 
+def _apply_settings(stack: Stack, values: dict[str, str]) -> None:
+    """Change settings and return once every service has dropped its cached ones (the async
+    helper, run on a loop of its own: this module's fixtures are synchronous)."""
+
+    async def apply() -> None:
+        async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=60.0) as api:
+            await apply_settings(api, stack.nats_url, values)
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, apply()).result()
+
+
 @pytest.fixture(scope="module")
-def stored(client: httpx.Client) -> list[str]:
+def stored(stack: Stack, client: httpx.Client) -> list[str]:
     """The memories, enriched, with a ranking that depends on the indexes and Postgres only:
     no frequency or recency signal, which the searches of the test itself would move."""
-    reply = client.patch(
-        "/api/settings", json={"scoring.frequency_weight": "0", "scoring.recency_weight": "0"}
-    )
-    assert reply.status_code == 200, reply.text
+    _apply_settings(stack, {"scoring.frequency_weight": "0", "scoring.recency_weight": "0"})
     ids = []
     for fact in FACTS:
         reply = client.post("/api/memories", json={"content": fact, "namespace": NAMESPACE})
@@ -121,7 +133,6 @@ def stored(client: httpx.Client) -> list[str]:
         while client.get(f"/api/memories/{memory_id}").json()["enrichment_status"] != "done":
             assert time.monotonic() < deadline, f"memory {memory_id} was not enriched"
             time.sleep(0.2)
-    time.sleep(6)  # the settings cache of the search path (5 s) has taken the weights
     return ids
 
 

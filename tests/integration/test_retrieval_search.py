@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from exocortex.testing.rest import search, store, wait_enriched
+from exocortex.testing.settings import ApplySettings
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -230,19 +231,16 @@ async def test_linked_context_graph_proximity_and_context_graph(
     assert {r.get("linked_from") for r in g["results"][1:]} == {seed}
 
 
-async def test_legacy_weighted_mode(api: httpx.AsyncClient, namespace: str) -> None:
+async def test_legacy_weighted_mode(
+    api: httpx.AsyncClient, namespace: str, change_settings: ApplySettings
+) -> None:
     target = await store(api, namespace, "Quarterly OKR review happens in the first week.")
-    assert (await api.patch("/api/settings", json={"scoring.use_rrf": "false"})).status_code == 200
-    try:
-        await asyncio.sleep(5.5)  # the retrieval service caches settings for 5 s
-        body = await search(api, namespace, "quarterly OKR review")
-        assert body["mode"] == "legacy"
-        assert ids(body)[0] == target
-        # Weighted average: vector + keyword + recency, so well above the legacy threshold.
-        assert body["results"][0]["score"] >= 0.15
-    finally:
-        await api.patch("/api/settings", json={"scoring.use_rrf": "true"})
-        await asyncio.sleep(5.5)
+    await change_settings({"scoring.use_rrf": "false"})
+    body = await search(api, namespace, "quarterly OKR review")
+    assert body["mode"] == "legacy"
+    assert ids(body)[0] == target
+    # Weighted average: vector + keyword + recency, so well above the legacy threshold.
+    assert body["results"][0]["score"] >= 0.15
 
 
 async def test_a_search_naming_no_namespace_spans_every_namespace(
@@ -366,7 +364,7 @@ async def test_usefulness_signal_reaches_the_ranking(
 
 
 async def test_query_expansion_finds_an_entity_by_its_alias(
-    api: httpx.AsyncClient, namespace: str
+    api: httpx.AsyncClient, namespace: str, change_settings: ApplySettings
 ) -> None:
     entity = await api.post(
         "/api/entities",
@@ -381,19 +379,12 @@ async def test_query_expansion_finds_an_entity_by_its_alias(
     hit = next(r for r in body["results"] if r["memory"]["id"] == target)
     assert hit["score_breakdown"]["keyword_rank"] is not None  # matched through the expansion
 
-    assert (
-        await api.patch("/api/settings", json={"search.query_expansion": "false"})
-    ).status_code == 200
-    try:
-        await asyncio.sleep(5.5)  # the retrieval service caches settings for 5 s
-        body = await search(api, namespace, "k8s rollout")
-        assert body["expansion_terms"] == []
-        for r in body["results"]:
-            if r["memory"]["id"] == target:
-                assert r["score_breakdown"]["keyword_rank"] is None
-    finally:
-        await api.patch("/api/settings", json={"search.query_expansion": "true"})
-        await asyncio.sleep(5.5)
+    await change_settings({"search.query_expansion": "false"})
+    body = await search(api, namespace, "k8s rollout")
+    assert body["expansion_terms"] == []
+    for r in body["results"]:
+        if r["memory"]["id"] == target:
+            assert r["score_breakdown"]["keyword_rank"] is None
 
 
 async def test_expanded_query_reaches_both_indexes(api: httpx.AsyncClient, namespace: str) -> None:

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from exocortex.testing.rest import search
+from exocortex.testing.settings import ApplySettings
 
 # Every memory is a candidate of every search (each index returns at least 50), so a page of
 # 10 and a page of 50 rank the same candidates; only the rows read differ.
@@ -30,7 +31,7 @@ OLD = "UPDATE memories SET created_at = now() - interval '400 days', useful_coun
 
 
 async def test_a_short_page_is_the_head_of_a_long_one(
-    api: httpx.AsyncClient, namespace: str, stack_db: Conn
+    api: httpx.AsyncClient, namespace: str, stack_db: Conn, change_settings: ApplySettings
 ) -> None:
     rng = random.Random(11)
     memories = [
@@ -73,40 +74,32 @@ async def test_a_short_page_is_the_head_of_a_long_one(
         "scoring.neighbour_weight": "0",
         "scoring.recency_weight": "1.0",
     }
-    before = (await api.get("/api/settings")).json()
-    assert (await api.patch("/api/settings", json=off)).status_code == 200
-    try:
-        await asyncio.sleep(5.5)  # the retrieval service caches settings for 5 s
-        for query in QUERIES:
-            found = await search(api, namespace, query, limit=CORPUS, compact=True)
-            order = [r["id"] for r in found["results"]]
-            # Make memories from past the first rows read new, used, useful and tagged with a
-            # query word: boost and tag bonus carry them onto the page, but only if search
-            # reads their rows.
-            deep = order[20:35]
-            await _set_access(stack_db, "namespace = %s", (namespace,), 0)
-            await stack_db.execute(
-                "UPDATE memories SET created_at = now(), useful_count = 9 WHERE id = ANY(%s)",
-                (deep,),
-            )
-            await _set_access(stack_db, "id = ANY(%s)", (deep,), 30)
-            await stack_db.execute(
-                "INSERT INTO memory_tags (memory_id, tag) SELECT unnest(%s::text[]), %s",
-                (deep, TAG),
-            )
-            everything = (await search(api, namespace, query, limit=CORPUS, compact=True))[
-                "results"
-            ]
-            assert {r["id"] for r in everything[:10]} & set(deep), "no deep memory won"
-            for limit in (1, 10):
-                page = await search(api, namespace, query, limit=limit, compact=True)
-                assert _ranked(page["results"]) == _ranked(everything[:limit]), query
-            await stack_db.execute(f"{OLD} WHERE namespace = %s", (namespace,))
-            await _set_access(stack_db, "namespace = %s", (namespace,), 30)
-            await stack_db.execute("DELETE FROM memory_tags WHERE tag = %s", (TAG,))
-    finally:
-        await api.patch("/api/settings", json={k: before[k] for k in off})
-        await asyncio.sleep(5.5)
+    await change_settings(off)
+    for query in QUERIES:
+        found = await search(api, namespace, query, limit=CORPUS, compact=True)
+        order = [r["id"] for r in found["results"]]
+        # Make memories from past the first rows read new, used, useful and tagged with a
+        # query word: boost and tag bonus carry them onto the page, but only if search
+        # reads their rows.
+        deep = order[20:35]
+        await _set_access(stack_db, "namespace = %s", (namespace,), 0)
+        await stack_db.execute(
+            "UPDATE memories SET created_at = now(), useful_count = 9 WHERE id = ANY(%s)",
+            (deep,),
+        )
+        await _set_access(stack_db, "id = ANY(%s)", (deep,), 30)
+        await stack_db.execute(
+            "INSERT INTO memory_tags (memory_id, tag) SELECT unnest(%s::text[]), %s",
+            (deep, TAG),
+        )
+        everything = (await search(api, namespace, query, limit=CORPUS, compact=True))["results"]
+        assert {r["id"] for r in everything[:10]} & set(deep), "no deep memory won"
+        for limit in (1, 10):
+            page = await search(api, namespace, query, limit=limit, compact=True)
+            assert _ranked(page["results"]) == _ranked(everything[:limit]), query
+        await stack_db.execute(f"{OLD} WHERE namespace = %s", (namespace,))
+        await _set_access(stack_db, "namespace = %s", (namespace,), 30)
+        await stack_db.execute("DELETE FROM memory_tags WHERE tag = %s", (TAG,))
 
 
 async def _set_access(db: Conn, where: str, params: tuple[object, ...], count: int) -> None:

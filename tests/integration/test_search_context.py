@@ -17,7 +17,9 @@ import pytest_asyncio
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.domain.context import context_text
 from exocortex.core.domain.vectors import from_bytes
-from exocortex.testing.rest import patched_settings, search, store, wait_enriched
+from exocortex.core.runtime.stack import Stack
+from exocortex.testing.rest import search, store, wait_enriched
+from exocortex.testing.settings import patched_settings
 
 QUESTION = "How did the job interview at the architecture firm go on Tuesday?"
 ANSWER = "Better than I hoped, they called back the same evening with an offer."
@@ -38,11 +40,11 @@ FILLERS = [
 
 
 @pytest_asyncio.fixture
-async def contextual(api: httpx.AsyncClient) -> AsyncIterator[None]:
+async def contextual(api: httpx.AsyncClient, exo_stack: Stack) -> AsyncIterator[None]:
     """Contextual vectors made and used for the test's duration (the stack's settings are
     shared: put back after)."""
     on = {"enrichment.context_vectors": "true", "scoring.context_weight": "1"}
-    async with patched_settings(api, on):
+    async with patched_settings(api, exo_stack.nats_url, on):
         yield
 
 
@@ -114,7 +116,7 @@ async def _answer_rank(api: httpx.AsyncClient, namespace: str, answered: str) ->
 
 @pytest.mark.usefixtures("contextual")
 async def test_a_reply_is_found_through_the_question_it_answers(
-    api: httpx.AsyncClient, namespace: str
+    api: httpx.AsyncClient, namespace: str, exo_stack: Stack
 ) -> None:
     for text in FILLERS:
         await store(api, namespace, text)
@@ -127,7 +129,7 @@ async def test_a_reply_is_found_through_the_question_it_answers(
     assert body["results"][0]["memory"]["id"] == asked
     with_context = await _answer_rank(api, namespace, answered)
     assert with_context == 2
-    async with patched_settings(api, {"scoring.context_weight": "0"}):
+    async with patched_settings(api, exo_stack.nats_url, {"scoring.context_weight": "0"}):
         without = await _answer_rank(api, namespace, answered)
     assert without > with_context
 

@@ -7,7 +7,8 @@ import httpx
 import pytest
 
 from exocortex.core.runtime.stack import Stack
-from exocortex.testing.rest import patched_settings, search, store, wait_all_enriched
+from exocortex.testing.rest import search, store, wait_all_enriched
+from exocortex.testing.settings import patched_settings
 from exocortex.testing.settle import wait_projector_drained
 
 NOTES = [
@@ -45,7 +46,7 @@ async def test_the_head_is_reordered_and_stays_sorted(
     await wait_all_enriched(api, *ids)
     await wait_projector_drained(exo_stack)
     plain = {q: await _ranked(api, namespace, q) for q in QUERIES}
-    async with patched_settings(api, {"search.rerank_candidates": "20"}):
+    async with patched_settings(api, exo_stack.nats_url, {"search.rerank_candidates": "20"}):
         again = {q: await _ranked(api, namespace, q) for q in QUERIES}
     for query in QUERIES:
         before, after = plain[query], again[query]

@@ -10,6 +10,7 @@ import psycopg
 
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import wait_enriched
+from exocortex.testing.settings import ApplySettings
 
 LONG_PARAGRAPH = (
     "The ingestion pipeline validates every request, strips private blocks and normalises "
@@ -120,33 +121,27 @@ async def test_semantic_dedup_sees_old_memories_not_just_recent_ones(
 
 
 async def test_supersede_mode_inserts_and_retires_the_old_memory(
-    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str, change_settings: ApplySettings
 ) -> None:
-    reply = await api.patch("/api/settings", json={"dedup.skip_insert_on_match": "false"})
-    assert reply.status_code == 200, reply.text
-    try:
-        await asyncio.sleep(5.5)  # the settings cache lives 5 s
-        old = await _store(
-            api,
-            content="The staging cluster runs three nodes in the Frankfurt region for now.",
-            namespace=namespace,
-        )
-        new = await _store(
-            api,
-            content="The staging cluster runs three nodes in the Frankfurt region at the moment.",
-            namespace=namespace,
-        )
-        assert new["dedup_action"] == "superseded"
-        assert new["id"] != old["id"]
-        assert new["superseded_id"] == old["id"]
-        before = (await api.get(f"/api/memories/{old['id']}")).json()
-        assert before["is_active"] is False
-        assert before["superseded_by"] == new["id"]
-        ids = [r["memory"]["id"] for r in await _search(api, namespace, "staging cluster nodes")]
-        assert ids == [new["id"]]
-    finally:
-        await api.patch("/api/settings", json={"dedup.skip_insert_on_match": "true"})
-        await asyncio.sleep(5.5)
+    await change_settings({"dedup.skip_insert_on_match": "false"})
+    old = await _store(
+        api,
+        content="The staging cluster runs three nodes in the Frankfurt region for now.",
+        namespace=namespace,
+    )
+    new = await _store(
+        api,
+        content="The staging cluster runs three nodes in the Frankfurt region at the moment.",
+        namespace=namespace,
+    )
+    assert new["dedup_action"] == "superseded"
+    assert new["id"] != old["id"]
+    assert new["superseded_id"] == old["id"]
+    before = (await api.get(f"/api/memories/{old['id']}")).json()
+    assert before["is_active"] is False
+    assert before["superseded_by"] == new["id"]
+    ids = [r["memory"]["id"] for r in await _search(api, namespace, "staging cluster nodes")]
+    assert ids == [new["id"]]
 
 
 async def test_long_content_is_chunked_and_found_once(

@@ -37,6 +37,7 @@ _INTEGRATION_FIXTURES = frozenset(
         "nats_url",
         "exo_stack",
         "api",
+        "change_settings",
         "stack_db",
         "embedding_client",
     }
@@ -165,6 +166,7 @@ async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
 # The whole stack, for end-to-end and API tests.
 from exocortex.testing.stack import (  # noqa: E402
     api,
+    change_settings,
     embedding_client,
     exo_stack,
     gateway_url,
@@ -172,4 +174,12 @@ from exocortex.testing.stack import (  # noqa: E402
     stack_db,
 )
 
-__all__ = ["api", "embedding_client", "exo_stack", "gateway_url", "namespace", "stack_db"]
+__all__ = [
+    "api",
+    "change_settings",
+    "embedding_client",
+    "exo_stack",
+    "gateway_url",
+    "namespace",
+    "stack_db",
+]

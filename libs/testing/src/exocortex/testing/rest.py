@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -52,28 +50,9 @@ async def wait_enriched(
     raise AssertionError(f"memory {memory_id} was not enriched")
 
 
-# How long a settings change takes to reach every service (their settings caches' TTL, 5 s).
-SETTINGS_TTL_SECONDS = 6.0
-
-
 async def wait_all_enriched(api: httpx.AsyncClient, *memory_ids: str) -> None:
     """Wait for enrichment to finish with every memory. A test that then edits rows behind
     the stack's back (mentions, versions, timestamps) does not race enrichment's own write:
     enrichment replaces a memory's mentions and moves its version when it finishes."""
     for memory_id in memory_ids:
         await wait_enriched(api, memory_id)
-
-
-@asynccontextmanager
-async def patched_settings(api: httpx.AsyncClient, values: dict[str, str]) -> AsyncIterator[None]:
-    """``values`` in effect inside (a stack's settings are shared by its tests: put back
-    after)."""
-    current = (await api.get("/api/settings")).json()
-    before = {key: str(current[key]) for key in values}
-    (await api.patch("/api/settings", json=values)).raise_for_status()
-    await asyncio.sleep(SETTINGS_TTL_SECONDS)
-    try:
-        yield
-    finally:
-        await api.patch("/api/settings", json=before)
-        await asyncio.sleep(SETTINGS_TTL_SECONDS)

@@ -21,6 +21,7 @@ from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.postgres import EmbeddedPostgres
 from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.testing.settings import ApplySettings, apply_settings
 
 
 def scheduled_maintenance() -> str:
@@ -97,6 +98,26 @@ async def embedding_client(exo_stack: Stack) -> AsyncIterator[EmbeddingClient]:
         yield EmbeddingClient(channel, timeout=30.0)
     finally:
         await channel.close()
+
+
+@pytest_asyncio.fixture
+async def change_settings(api: httpx.AsyncClient, exo_stack: Stack) -> AsyncIterator[ApplySettings]:
+    """Change the session stack's settings: each call returns once the change is in effect in
+    every service; whatever the test changed is put back (and in effect) after it, pass or
+    fail, so tests that read the defaults never see another test's values."""
+    original: dict[str, str] = {}
+    current = (await api.get("/api/settings")).json()
+
+    async def change(values: dict[str, str]) -> None:
+        for key in values:
+            original.setdefault(key, str(current[key]))
+        await apply_settings(api, exo_stack.nats_url, values)
+
+    try:
+        yield change
+    finally:
+        if original:
+            await apply_settings(api, exo_stack.nats_url, original)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import AsyncExitStack
 
-from exocortex.core.bus import subjects
+from exocortex.core.bus import settings_changes, subjects
 from exocortex.core.bus.client import DurableConsumer
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import RetrievalClient
@@ -29,11 +29,13 @@ async def run(settings: EnrichmentSettings, stop: asyncio.Event) -> None:
         stack.push_async_callback(retrieval_channel.close)
         embedding_channel = open_channel(settings.embedding_addr)
         stack.push_async_callback(embedding_channel.close)
+        settings_cache = SettingsCache(worker.pool)
+        await settings_changes.follow(worker.nats, settings_cache, "enrichment")
         enricher = Enricher(
             worker.pool,
             RetrievalClient(retrieval_channel, timeout=10.0),
             EmbeddingClient(embedding_channel),
-            SettingsCache(worker.pool),
+            settings_cache,
         )
 
         consumer = DurableConsumer(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import AsyncExitStack
 
+from exocortex.core.bus import settings_changes
 from exocortex.core.bus.client import connect, ensure_stream
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import RetrievalClient
@@ -52,6 +53,7 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
             log.warning("could not declare the event stream yet", error=str(exc))
 
         settings_cache = SettingsCache(pool)
+        await settings_changes.follow(nc, settings_cache, "ingest")
         store = StoreService(
             pool,
             EmbeddingClient(channel),
@@ -85,7 +87,7 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         )
         server.register(
             admin_pb2_grpc.add_AdminServicer_to_server,
-            AdminServicer(AdminService(pool, settings_cache.invalidate)),
+            AdminServicer(AdminService(pool, settings_cache.changed)),
         )
         serve_metrics(settings.metrics_port, settings.metrics_host)
         await server.start(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import AsyncExitStack
 
-from exocortex.core.bus import subjects
+from exocortex.core.bus import settings_changes, subjects
 from exocortex.core.bus.client import DurableConsumer
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import RetrievalClient
@@ -75,13 +75,15 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
         }
         for channel in channels.values():
             stack.push_async_callback(channel.close)
+        settings_cache = SettingsCache(worker.pool)
+        await settings_changes.follow(worker.nats, settings_cache, "maintenance")
         deps = Deps(
             pool=worker.pool,
             retrieval=RetrievalClient(channels["retrieval"], timeout=30.0),
             retrieval_admin=RetrievalAdmin(channels["retrieval"]),
             embedding=EmbeddingClient(channels["embedding"], timeout=120.0),
             ingest=IngestWriter(channels["ingest"]),
-            settings=SettingsCache(worker.pool),
+            settings=settings_cache,
         )
         runner = JobRunner(deps, settings.database_url, all_jobs())
         stack.push_async_callback(runner.close)

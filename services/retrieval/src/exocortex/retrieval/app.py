@@ -6,7 +6,7 @@ import asyncio
 import gc
 from contextlib import AsyncExitStack
 
-from exocortex.core.bus import subjects
+from exocortex.core.bus import settings_changes, subjects
 from exocortex.core.bus.client import DurableConsumer, connect
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.db.pool import open_pool
@@ -126,6 +126,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             pool, projector, vector_index, keyword_index, backlog=consumer.pending
         )
         settings_cache = SettingsCache(pool)
+        await settings_changes.follow(nc, settings_cache, "retrieval")
         search = SearchService(
             read_pool,
             query_embedder,

@@ -15,6 +15,11 @@ MEMORY_ALL = "exo.memory.>"
 
 SEARCH_PERFORMED = "exo.search.performed"
 
+# Core NATS, outside the stream: ingest announces a settings change after committing it, and
+# each process's settings cache answers once it has dropped its values (``settings_cache``).
+SETTINGS_CHANGED = "settings.changed"
+SETTINGS_APPLIED = "settings.applied"
+
 # Durable consumers (one per projection / worker; each survives restarts).
 RETRIEVAL_PROJECTOR = "retrieval-projector"
 ENRICHMENT_WORKER = "enrichment-worker"

@@ -7,7 +7,7 @@ need not be the gateway. One bad value would otherwise break every later read of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.db.settings_store import load_settings, upsert_settings
@@ -27,10 +27,10 @@ def check_setting(key: str, value: str) -> None:
 
 
 class AdminService:
-    def __init__(self, pool: Pool, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, pool: Pool, on_change: Callable[[], Awaitable[None]] | None = None) -> None:
         self._pool = pool
-        # Told after an update: the write path in this process applies new settings from the
-        # next store on (other processes within their cache's few seconds).
+        # Told after an update is committed: the write path in this process applies new
+        # settings from the next store on, and the other processes are told to (settings_cache).
         self._on_change = on_change
 
     async def settings(self) -> dict[str, str]:
@@ -46,7 +46,7 @@ class AdminService:
             async with conn.transaction():
                 await upsert_settings(conn, dict(values))
             if self._on_change is not None:
-                self._on_change()
+                await self._on_change()
             return await load_settings(conn)
 
     async def namespaces(

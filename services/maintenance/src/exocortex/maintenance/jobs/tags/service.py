@@ -78,7 +78,7 @@ class TagCleanupJob:
                         ctx.run_id,
                     )
                 merged.append({**asdict(pair), "memories": len(changed)})
-            ctx.deps.settings.invalidate()
+            await ctx.deps.settings.changed()
         report: Report = {
             "dry_run": ctx.dry_run,
             "suggestions": [asdict(s) for s in found[: params.limit]],

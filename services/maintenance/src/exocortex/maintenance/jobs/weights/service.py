@@ -93,7 +93,7 @@ class WeightTuningJob:
         if moved and not ctx.dry_run:
             async with ctx.deps.pool.connection() as conn:
                 await upsert_settings(conn, {k: str(v["new"]) for k, v in moved.items()})
-            ctx.deps.settings.invalidate()
+            await ctx.deps.settings.changed()
         return {
             "dry_run": ctx.dry_run,
             "signals": {
@@ -120,7 +120,7 @@ class WeightTuningJob:
             restored = {k: str(v["old"]) for k, v in moved.items()}
             if not ctx.dry_run:
                 await upsert_settings(conn, restored)
-        ctx.deps.settings.invalidate()
+        await ctx.deps.settings.changed()
         return {
             "dry_run": ctx.dry_run,
             "reverted_run": run_id,
