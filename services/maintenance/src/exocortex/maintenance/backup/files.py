@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from exocortex.core.domain.safe_paths import UnsafeName, safe_child
 from exocortex.core.errors import InvalidArgument, NotFound
 
 SUFFIX = ".exobak"
@@ -44,7 +45,12 @@ def path_of(folder: Path, name: str) -> Path:
             "name must be a backup file name from the list (exocortex-<time>.exobak)",
             field="name",
         )
-    path = folder / name
+    try:
+        # The pattern already keeps the name to one component; this also refuses a link
+        # planted in the folder that leads out of it.
+        path = safe_child(folder, name)
+    except UnsafeName as err:
+        raise InvalidArgument(str(err), field="name") from err
     if not path.is_file():
         raise NotFound(f"no backup named {name!r}", field="name")
     return path

@@ -15,6 +15,7 @@ from typing import Any
 
 from exocortex.core import scope
 from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.domain.safe_paths import safe_child
 from exocortex.core.errors import Conflict, InvalidArgument, PermissionDenied, Unavailable
 from exocortex.core.logging import get_logger
 from exocortex.maintenance.backup import crypto, document, files
@@ -90,7 +91,7 @@ class BackupService:
         now = datetime.now(UTC)
         name = files.new_name(now, scheduled=scheduled)
         self.folder.mkdir(parents=True, exist_ok=True)
-        final = self.folder / name
+        final = safe_child(self.folder, name)
         partial = final.with_name(name + ".partial")
         try:
             with partial.open("wb") as out:
