@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,66 +11,85 @@ from typing import Any
 import numpy as np
 
 from exocortex.embedding.service import MicroBatcher
+from exocortex.testing.wait import until_async
+
+QUERY = ["the query"]
 
 
-class RecordingModel:
-    """Stands in for the model (a pure unit test): records each batch, takes a little time."""
+class GatedModel:
+    """Stands in for the model (a pure unit test): records each batch, and holds the first
+    passage batch until the test releases it, so the test acts while a batch is running
+    (no guessed sleeps)."""
 
     concurrent_calls = False
 
     def __init__(self) -> None:
         self.batches: list[list[str]] = []
-
-    def seconds(self, texts: list[str]) -> float:
-        return 0.02
+        self.running = threading.Event()
+        self.release = threading.Event()
 
     def encode(self, texts: list[str]) -> Any:
         self.batches.append(list(texts))
-        time.sleep(self.seconds(texts))
+        if texts != QUERY and not self.running.is_set():
+            self.running.set()
+            assert self.release.wait(30), "the test never released the running batch"
         return [np.zeros(4, dtype=np.float32) for _ in texts]
 
 
 @asynccontextmanager
-async def running(model: RecordingModel, max_batch: int) -> AsyncIterator[MicroBatcher]:
+async def running(model: GatedModel, max_batch: int) -> AsyncIterator[MicroBatcher]:
     batcher = MicroBatcher(model, max_batch=max_batch, max_wait_ms=0)  # type: ignore[arg-type]
     batcher.start()
     try:
         yield batcher
     finally:
+        model.release.set()
         await batcher.stop()
 
 
+async def _batch_running(model: GatedModel) -> None:
+    assert await asyncio.to_thread(model.running.wait, 30), "no passage batch started"
+
+
 async def test_a_query_does_not_wait_behind_a_bulk_backlog() -> None:
-    model = RecordingModel()
+    model = GatedModel()
     async with running(model, max_batch=4) as batcher:
         bulk = asyncio.create_task(batcher.embed([f"passage {i}" for i in range(20)]))
-        await asyncio.sleep(0.005)  # the first slice is running
-        query = await batcher.embed(["the query"], priority=0)
-        vectors = await bulk
-    assert len(query) == 1
+        await _batch_running(model)  # the first slice holds the model's only thread
+        query = asyncio.create_task(batcher.embed(QUERY, priority=0))
+        # The query is handed to the model's thread while the slice still runs.
+        executor = batcher._lanes[0].executor  # shared by both lanes for this model
+
+        async def queued() -> bool:
+            return executor._work_queue.qsize() == 1  # type: ignore[attr-defined]
+
+        await until_async(queued, what="the query is queued for the model", interval=0.001)
+        model.release.set()
+        vectors = await asyncio.wait_for(bulk, 30)
+        assert len(await asyncio.wait_for(query, 30)) == 1
     assert len(vectors) == 20
     assert all(len(b) <= 4 for b in model.batches)  # sliced to max_batch
-    position = next(i for i, b in enumerate(model.batches) if "the query" in b)
-    assert position <= 1, model.batches  # right after the slice that was already running
+    position = next(i for i, b in enumerate(model.batches) if b == QUERY)
+    assert position == 1, model.batches  # right after the slice that was already running
     # Order of the passages' vectors is kept across slices.
     assert [t for b in model.batches for t in b if t.startswith("passage")] == [
         f"passage {i}" for i in range(20)
     ]
 
 
-class ConcurrentModel(RecordingModel):
-    """A model that can run two calls at once; passage batches are slow."""
+class ConcurrentModel(GatedModel):
+    """A model that can run two calls at once."""
 
     concurrent_calls = True
 
-    def seconds(self, texts: list[str]) -> float:
-        return 0.01 if texts == ["the query"] else 0.5
-
 
 async def test_a_query_runs_beside_a_running_batch_when_the_model_allows() -> None:
-    async with running(ConcurrentModel(), max_batch=64) as batcher:
+    model = ConcurrentModel()
+    async with running(model, max_batch=64) as batcher:
         bulk = asyncio.create_task(batcher.embed([f"passage {i}" for i in range(8)]))
-        await asyncio.sleep(0.05)  # the slow batch is running
-        await batcher.embed(["the query"], priority=0)
-        assert not bulk.done()  # the query did not wait for it
-        await bulk
+        await _batch_running(model)
+        # The batch is held until released: the query can only finish beside it.
+        await asyncio.wait_for(batcher.embed(QUERY, priority=0), 10)
+        assert not bulk.done()
+        model.release.set()
+        assert len(await asyncio.wait_for(bulk, 30)) == 8
