@@ -25,13 +25,12 @@ APPLIED_TIMEOUT_SECONDS = 30.0
 ApplySettings = Callable[[dict[str, str]], Awaitable[None]]
 
 
-async def apply_settings(
-    api: httpx.AsyncClient,
-    nats_url: str,
-    values: dict[str, str],
-    services: Iterable[str] = CACHING_SERVICES,
-) -> None:
-    """PATCH ``values`` and return once each of ``services`` has dropped its cached settings."""
+@asynccontextmanager
+async def settings_applied(
+    nats_url: str, services: Iterable[str] = CACHING_SERVICES
+) -> AsyncIterator[None]:
+    """Around something that changes settings (a PATCH, a job that writes them): on leaving,
+    waits until each of ``services`` has dropped its cached settings."""
     waiting = set(services)
     all_applied = asyncio.Event()
 
@@ -44,14 +43,25 @@ async def apply_settings(
     try:
         await nc.subscribe(subjects.SETTINGS_APPLIED, cb=heard)
         await nc.flush()
-        reply = await api.patch("/api/settings", json=values)
-        assert reply.status_code == 200, reply.text
+        yield
         try:
             await asyncio.wait_for(all_applied.wait(), APPLIED_TIMEOUT_SECONDS)
         except TimeoutError:
             raise AssertionError(f"no settings.applied from {sorted(waiting)}") from None
     finally:
         await nc.close()
+
+
+async def apply_settings(
+    api: httpx.AsyncClient,
+    nats_url: str,
+    values: dict[str, str],
+    services: Iterable[str] = CACHING_SERVICES,
+) -> None:
+    """PATCH ``values`` and return once each of ``services`` has dropped its cached settings."""
+    async with settings_applied(nats_url, services):
+        reply = await api.patch("/api/settings", json=values)
+        assert reply.status_code == 200, reply.text
 
 
 @asynccontextmanager
