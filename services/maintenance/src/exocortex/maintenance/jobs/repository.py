@@ -68,6 +68,45 @@ async def unlock(conn: LockConn, job: str) -> None:
     await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock_key(job),))
 
 
+def preview_lock_key(job: str) -> str:
+    """The advisory-lock name of a job's dry runs: another name than :func:`lock_key`, so a
+    preview never holds, nor waits for, the lock a real run needs."""
+    return f"exocortex.maintenance.preview:{job}"
+
+
+async def lock_preview(conn: LockConn, job: str) -> None:
+    """A *shared* lock on the job's preview name, held by ``conn`` for the dry run: any number
+    of previews hold it at once. It only says that a preview is alive (see
+    :func:`try_lock_previews`); it waits at most for another process's sweep."""
+    await conn.execute(
+        "SELECT pg_advisory_lock_shared(hashtextextended(%s, 0))", (preview_lock_key(job),)
+    )
+
+
+async def unlock_preview(conn: LockConn, job: str) -> None:
+    await conn.execute(
+        "SELECT pg_advisory_unlock_shared(hashtextextended(%s, 0))", (preview_lock_key(job),)
+    )
+
+
+async def try_lock_previews(conn: LockConn, job: str) -> bool:
+    """The preview name locked exclusively: true only when no preview of ``job`` is alive in any
+    process, so every dry run still marked running was abandoned. Release at once with
+    :func:`unlock_previews`."""
+    cur = await conn.execute(
+        "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS got", (preview_lock_key(job),)
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return bool(row[0] if isinstance(row, tuple) else row["got"])
+
+
+async def unlock_previews(conn: LockConn, job: str) -> None:
+    await conn.execute(
+        "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (preview_lock_key(job),)
+    )
+
+
 async def start_run(
     conn: Conn,
     job: str,
@@ -114,23 +153,36 @@ async def finish_run(
     )
 
 
-async def fail_abandoned(conn: Conn, jobs: Sequence[str]) -> int:
-    """Runs left 'running' by a process that died: their lock is gone with its connection, so
-    a run is abandoned exactly when its job's lock is free. Called with each lock held."""
+async def fail_abandoned(conn: Conn, jobs: Sequence[str], *, dry_run: bool = False) -> int:
+    """Runs (real ones, or dry runs with ``dry_run``) left 'running' by a process that died:
+    their lock is gone with its connection, so a real run is abandoned exactly when its job's
+    lock is free, and a dry run when no process holds the job's preview lock. Called with that
+    lock held (exclusively)."""
     cur = await conn.execute(
         """
         UPDATE job_runs SET status = 'failed', finished_at = now(),
                error = 'the maintenance process running it stopped before it finished'
-         WHERE status = 'running' AND job = ANY(%s)
+         WHERE status = 'running' AND job = ANY(%s) AND dry_run = %s
         """,
-        (TextArray(jobs),),
+        (TextArray(jobs), dry_run),
     )
     return cur.rowcount
 
 
-async def started_since(conn: Conn, job: str, since: datetime) -> bool:
+async def started_since(
+    conn: Conn, job: str, since: datetime, *, dry_run: bool, trigger: str
+) -> bool:
+    """Whether a run that stands for a scheduled fire started at or after ``since``: a real
+    run, or, for a fire that is itself a dry run, a dry run with the same trigger (another
+    replica's). A preview someone asked for never counts, so asking for previews cannot keep
+    the scheduled run from happening."""
     cur = await conn.execute(
-        "SELECT 1 FROM job_runs WHERE job = %s AND started_at >= %s LIMIT 1", (job, since)
+        """
+        SELECT 1 FROM job_runs
+         WHERE job = %s AND started_at >= %s AND (NOT dry_run OR (%s AND trigger = %s))
+         LIMIT 1
+        """,
+        (job, since, dry_run, trigger),
     )
     return await cur.fetchone() is not None
 
@@ -142,10 +194,11 @@ async def get_run(conn: Conn, run_id: int) -> JobRunRecord | None:
 
 
 async def running_run(conn: Conn, job: str) -> JobRunRecord | None:
+    """The job's real run going on (dry runs hold no job lock, so they are never the one)."""
     async with conn.cursor(row_factory=class_row(JobRunRecord)) as cur:
         await cur.execute(
             f"SELECT {_COLUMNS} FROM job_runs WHERE job = %s AND status = 'running' "
-            "ORDER BY id DESC LIMIT 1",
+            "AND NOT dry_run ORDER BY id DESC LIMIT 1",
             (job,),
         )
         return await cur.fetchone()

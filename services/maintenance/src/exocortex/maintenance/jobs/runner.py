@@ -5,6 +5,12 @@ and the final report, and exports the run's outcome and duration as metrics.
 A run goes on in the background; a caller waits for it as long as it likes and then polls its
 row. The lock lives on a connection of its own, held for the run: if the process dies, the
 connection ends and Postgres frees the lock, and the next run marks the dead run failed.
+
+A dry run (a preview) changes nothing, and a read-only key may ask for one (the decay
+preview), so it never takes the job's lock: a preview, or a loop of them, can neither make a
+real run fail with 409 nor delay it. A dry run holds a *shared* lock on another name instead,
+only so that an abandoned preview can be told from a live one. Identical previews asked of one
+process while one runs share that run rather than each starting another.
 """
 
 from __future__ import annotations
@@ -39,6 +45,9 @@ class JobRunner:
         self._database_url = database_url
         self.jobs = dict(jobs)
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        # Running dry runs of this process by (job, namespace, params): a preview asked again
+        # while one runs joins it, so a caller looping on a preview adds no work.
+        self._previews: dict[tuple[str, str, str], int] = {}
 
     def job(self, name: str) -> Job:
         job = self.jobs.get(name)
@@ -94,19 +103,32 @@ class JobRunner:
         job = self.job(name)
         params = self.parse_params(job, params_json)
         namespaces = await self.namespaces_for(job, namespace)
+        # The same work: the same job over the same namespaces with the same parameters.
+        preview_key = (
+            job.name,
+            json.dumps(namespaces),
+            json.dumps(params.model_dump(mode="json"), sort_keys=True),
+        )
+        if dry_run and once_since is None:
+            joined = self._previews.get(preview_key)
+            if joined is not None and joined in self._tasks:
+                return await self.get(joined)
         lock_conn = await repository.open_lock_connection(self._database_url)
         try:
-            if not await repository.try_lock(lock_conn, job.name):
+            if dry_run:
+                await self._lock_preview(lock_conn, job.name)
+            elif not await repository.try_lock(lock_conn, job.name):
                 async with self._deps.pool.connection() as conn:
                     running = await repository.running_run(conn, job.name)
                 which = f" (run {running.id})" if running is not None else ""
                 raise Conflict(f"{job.name} is already running{which}; poll it", field="name")
             async with self._deps.pool.connection() as conn:
-                await repository.fail_abandoned(conn, [job.name])
+                if not dry_run:
+                    await repository.fail_abandoned(conn, [job.name])
                 if once_since is not None and await repository.started_since(
-                    conn, job.name, once_since
+                    conn, job.name, once_since, dry_run=dry_run, trigger=trigger
                 ):
-                    await repository.unlock(lock_conn, job.name)
+                    await self._unlock(lock_conn, job.name, dry_run=dry_run)
                     await lock_conn.close()
                     return None
                 record = await repository.start_run(
@@ -124,8 +146,34 @@ class JobRunner:
             self._execute(job, record, params, namespaces, lock_conn), name=f"job-{job.name}"
         )
         self._tasks[record.id] = task
-        task.add_done_callback(lambda _t: self._tasks.pop(record.id, None))
+        if dry_run:
+            self._previews[preview_key] = record.id
+
+        def forget(_task: asyncio.Task[None]) -> None:
+            self._tasks.pop(record.id, None)
+            if self._previews.get(preview_key) == record.id:
+                del self._previews[preview_key]
+
+        task.add_done_callback(forget)
         return record
+
+    async def _lock_preview(self, lock_conn: repository.LockConn, job: str) -> None:
+        """Takes the job's shared preview lock; first, when no preview of the job is alive
+        anywhere, marks the dry runs still 'running' failed (their process died)."""
+        if await repository.try_lock_previews(lock_conn, job):
+            try:
+                async with self._deps.pool.connection() as conn:
+                    await repository.fail_abandoned(conn, [job], dry_run=True)
+            finally:
+                await repository.unlock_previews(lock_conn, job)
+        await repository.lock_preview(lock_conn, job)
+
+    @staticmethod
+    async def _unlock(lock_conn: repository.LockConn, job: str, *, dry_run: bool) -> None:
+        if dry_run:
+            await repository.unlock_preview(lock_conn, job)
+        else:
+            await repository.unlock(lock_conn, job)
 
     async def wait(self, run_id: int, seconds: float) -> JobRunRecord:
         task = self._tasks.get(run_id)
@@ -197,7 +245,7 @@ class JobRunner:
                     await repository.finish_run(conn, record.id, report=report, error=error)
             finally:
                 try:
-                    await repository.unlock(lock_conn, job.name)
+                    await self._unlock(lock_conn, job.name, dry_run=record.dry_run)
                 finally:
                     await lock_conn.close()
             log.info(
