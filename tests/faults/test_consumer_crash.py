@@ -19,6 +19,7 @@ from exocortex.core.bus.client import DurableConsumer, connect, ensure_stream
 from exocortex.core.bus.dead_letter import deliveries
 from exocortex.core.runtime.nats import EmbeddedNats
 from exocortex.core.runtime.ports import free_port
+from exocortex.testing.wait import until_async
 
 DURABLE = "crash-test"
 
@@ -110,11 +111,16 @@ async def test_a_batch_slower_than_the_ack_wait_is_handled_once(
         task = asyncio.create_task(consumer.run(stop))
         try:
             await js.publish(subjects.SEARCH_PERFORMED, b"slow event")
-            deadline = time.monotonic() + 15
-            while not handled or await consumer.pending():
-                assert time.monotonic() < deadline, "the slow batch was never acked"
-                await asyncio.sleep(0.2)
-            await asyncio.sleep(1.5)  # long enough for a redelivery to show
+
+            async def acked() -> bool:
+                return bool(handled) and await consumer.pending() == 0
+
+            await until_async(acked, what="the slow batch was handled and acked", seconds=30)
+            # Acked, so it is never delivered again; and the server delivered it only once
+            # (a redelivery would have moved the consumer's sequence, or left it pending).
+            info = await js.consumer_info(subjects.STREAM, DURABLE)
+            assert info.delivered is not None
+            assert info.delivered.consumer_seq == 1, info
         finally:
             stop.set()
             await asyncio.wait_for(task, 10)
