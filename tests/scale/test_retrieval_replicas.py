@@ -15,8 +15,8 @@ import asyncio
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from exocortex.retrieval.projection.reconciler import (
 )
 from exocortex.retrieval.projection.service import IndexService
 from exocortex.retrieval.projection.waiters import IndexedVersions
+from exocortex.testing.wait import until_async
 
 DIM = 384
 # Far beyond any wait below: a replica released before it was released by an announcement.
@@ -170,6 +171,23 @@ async def stack() -> AsyncIterator[AsyncExitStack]:
         yield s
 
 
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    async def holds() -> bool:
+        return condition()
+
+    await until_async(holds, what=what, seconds=60, interval=0.05)
+
+
+async def _waiting_for(replica: Replica, ids: Sequence[str]) -> None:
+    """Until the replica has a read-your-writes wait registered for each of ``ids`` (its look
+    at the index at the start found nothing)."""
+    waiters = replica.versions._waiters  # a test looks inside: no public view of the waits
+    await _until(
+        lambda: all(waiters.get(memory_id) for memory_id in ids),
+        f"replica {replica.name} is waiting for {len(ids)} memories",
+    )
+
+
 async def _timed_wait(replica: Replica, memory_id: str) -> tuple[bool, float]:
     start = time.monotonic()
     indexed = await replica.indexes.await_indexed(memory_id, 1, DEADLINE_MS)
@@ -189,7 +207,7 @@ async def test_a_replica_that_did_not_apply_the_event_answers_await_indexed_prom
     # and its next poll is 30 s away: only A's announcement can release it in time.
     [memory_id] = await _insert(database_url, ["The ferry to the island leaves at seven."])
     waiting = asyncio.create_task(_timed_wait(asker, memory_id))
-    await asyncio.sleep(0.2)
+    await _waiting_for(asker, [memory_id])
     assert not waiting.done()
     await _publish(nats_url, [memory_id])
     indexed, seconds = await waiting
@@ -225,7 +243,8 @@ async def test_replicas_on_one_durable_apply_each_event_once_and_both_answer_wai
         asyncio.create_task(_timed_wait(replicas[n % 2], memory_id))
         for n, memory_id in enumerate(ids)
     ]
-    await asyncio.sleep(0.1)
+    for n, replica in enumerate(replicas):
+        await _waiting_for(replica, ids[n::2])
     # Published in small groups, so both replicas' fetches get a share.
     for start in range(0, len(ids), 5):
         await _publish(nats_url, ids[start : start + 5])
@@ -248,6 +267,7 @@ async def test_one_replica_on_a_durable_reconciles_and_another_takes_over_when_i
     takes over once it stops."""
     vector, keyword = await _indexes(stack, tmp_path)
     runs: dict[str, int] = {"a": 0, "b": 0}
+    tries: dict[str, list[bool]] = {"a": [], "b": []}  # whether each try got the turn
     reconcilers: dict[str, Reconciler] = {}
     for name in runs:
         pool = await open_pool(database_url, max_size=2)
@@ -262,18 +282,30 @@ async def test_one_replica_on_a_durable_reconciles_and_another_takes_over_when_i
             return report
 
         reconciler.run_once = counted  # type: ignore[method-assign]
+        turn_of = reconciler.turn
+
+        @asynccontextmanager
+        async def tried(lock: str, name: str = name, turn_of: Any = turn_of) -> AsyncIterator[bool]:
+            async with turn_of(lock) as mine:
+                tries[name].append(mine)
+                yield mine
+
+        reconciler.turn = tried  # type: ignore[method-assign]
         reconcilers[name] = reconciler
     turn = f"retrieval-reconciler:{uuid.uuid4().hex[:8]}"
     stops = {name: asyncio.Event() for name in runs}
     a = asyncio.create_task(reconcile_periodically(reconcilers["a"], 0.2, stops["a"], turn=turn))
-    await asyncio.sleep(0.3)  # A holds the turn
+    await _until(lambda: runs["a"] >= 1, "A took the turn and ran")
     b = asyncio.create_task(reconcile_periodically(reconcilers["b"], 0.2, stops["b"], turn=turn))
-    await asyncio.sleep(1.5)
-    assert runs["a"] >= 3
+    # While A lives, B asks for the turn every interval and is refused.
+    await _until(
+        lambda: tries["b"].count(False) >= 3 and runs["a"] >= 3,
+        "B was refused the turn three times while A kept running",
+    )
     assert runs["b"] == 0
+    assert True not in tries["b"]
     stops["a"].set()
     await asyncio.wait_for(a, 10)
-    await asyncio.sleep(1.5)
+    await _until(lambda: runs["b"] >= 2, "B took over the turn and ran twice")
     stops["b"].set()
     await asyncio.wait_for(b, 10)
-    assert runs["b"] >= 2
