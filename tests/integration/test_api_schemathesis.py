@@ -30,5 +30,6 @@ CHECKS = [
 def test_live_api_conforms_to_its_schema(exo_stack: Stack) -> None:
     report = fuzz_operations(exo_stack.gateway_url, CHECKS, max_examples=MAX_EXAMPLES)
     print(f"schemathesis: {report.cases} cases over {report.operations} operations")
-    assert report.operations >= 30
+    assert report.operations >= 30, sorted(report.cases_by_operation)
+    assert not report.unexercised(), f"no generated request reached {report.unexercised()}"
     assert not report.failures, "\n\n".join(report.failures)

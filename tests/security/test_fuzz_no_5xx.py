@@ -2,8 +2,8 @@
 the all-namespace read-write key so they reach the routes' own validation and the services
 behind them: none may get a 5xx.
 
-Bounded: a few examples per operation, no shrinking, and a time budget of about two minutes
-(operations not reached within it are left out, and too few reached fails the test)."""
+Bounded by a few examples per operation and no shrinking, not by time: every operation is
+exercised on any machine, and one that no request reached fails the test."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from exocortex.testing.fuzz import fuzz_operations
 from exocortex.testing.keyed import ADMIN, Keyed
 
 MAX_EXAMPLES = 3
-BUDGET_SECONDS = 120.0
 
 
 async def test_no_generated_request_gets_a_5xx(keyed: Keyed) -> None:
@@ -26,8 +25,8 @@ async def test_no_generated_request_gets_a_5xx(keyed: Keyed) -> None:
         [not_a_server_error],
         max_examples=MAX_EXAMPLES,
         headers={"Authorization": f"Bearer {ADMIN}"},
-        budget_seconds=BUDGET_SECONDS,
     )
     print(f"fuzz: {report.cases} cases over {report.operations} operations")
-    assert report.operations >= 30
+    assert report.operations >= 30, sorted(report.cases_by_operation)
+    assert not report.unexercised(), f"no generated request reached {report.unexercised()}"
     assert not report.failures, "\n\n".join(report.failures)
