@@ -11,6 +11,7 @@ import httpx
 import psycopg
 
 from exocortex.testing.rest import search, stored
+from exocortex.testing.wait import until_async
 
 COUNT = 60
 
@@ -66,11 +67,14 @@ async def test_every_acknowledged_near_duplicate_is_findable_by_its_token(
         )
         return [i for i, ok in enumerate(checks) if not ok]
 
-    missing = await unfindable()
-    if missing:  # a reply may answer before its keyword write is visible (indexed: false)
-        await asyncio.sleep(2)
-        missing = await unfindable()
-    assert missing == [], f"{len(missing)} of {COUNT} acknowledged stores cannot be found"
+    # A reply may answer before its keyword write is visible (indexed: false): poll.
+    await until_async(
+        unfindable,
+        what=f"every one of {COUNT} acknowledged stores is found by its token (missing listed)",
+        seconds=60,
+        interval=0.5,
+        accept=lambda missing: not missing,
+    )
 
     # Every id a store answered with reads back, active.
     for memory_id in {r["id"] for r in replies}:
@@ -105,8 +109,6 @@ async def test_import_past_the_variant_limit_keeps_each_text_findable(
         )
         return all(checks)
 
-    for _ in range(50):
-        if await all_found():
-            return
-        await asyncio.sleep(0.2)
-    raise AssertionError("an imported text past the variant limit cannot be found")
+    await until_async(
+        all_found, what="every imported text past the variant limit is found", seconds=60
+    )

@@ -16,6 +16,7 @@ import numpy as np
 from exocortex.indexes.base import IndexDocument, IndexFilter
 from exocortex.indexes.qdrant_edge_index import QdrantEdgeVectorIndex
 from exocortex.testing.indexes import index_document
+from exocortex.testing.wait import until_async
 
 HERE = str(Path(__file__).resolve().parent)
 DIM = 8
@@ -89,10 +90,16 @@ async def test_flush_waits_for_searches_to_pause_or_for_writes_to_get_old(
         await busy.upsert(docs(10))
         await busy.search(PROBE, 5, IndexFilter(namespace="n"))
         assert await busy.flush_when_idle(max_age=60.0) is False  # searched just now
-        await asyncio.sleep(0.2)
-        await busy.search(PROBE, 5, IndexFilter(namespace="n"))
-        # Searches keep coming, but the first unflushed write is older than max_age.
-        assert await busy.flush_when_idle(max_age=0.1) is True
+
+        # Searches keep coming, yet once the first unflushed write is older than max_age
+        # it flushes.
+        async def flushed_between_searches() -> bool:
+            await busy.search(PROBE, 5, IndexFilter(namespace="n"))
+            return await busy.flush_when_idle(max_age=0.1)
+
+        await until_async(
+            flushed_between_searches, what="a write older than max_age flushed", seconds=30
+        )
         assert await busy.flush_when_idle(max_age=0.1) is False  # nothing new since
     finally:
         await busy.close()

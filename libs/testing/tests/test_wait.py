@@ -44,3 +44,10 @@ async def test_until_async_polls_a_coroutine() -> None:
 
     with pytest.raises(RuntimeError, match="broken"):
         await until_async(boom, what="anything", retry_on=(LookupError,))
+
+
+def test_until_can_wait_for_nothing_missing() -> None:
+    missing = iter([[3, 4], [4], []])
+    assert until(lambda: next(missing), what="all found", interval=0, accept=lambda m: not m) == []
+    with pytest.raises(AssertionError, match=r"all found: .*last answer: \[7\]"):
+        until(lambda: [7], what="all found", seconds=0.05, interval=0.01, accept=lambda m: not m)

@@ -36,12 +36,15 @@ async def until_async(
     seconds: float = 60.0,
     interval: float = DEFAULT_INTERVAL_SECONDS,
     retry_on: tuple[type[BaseException], ...] = (),
+    accept: Callable[[T], bool] = bool,
 ) -> T:
-    """Await ``probe()`` until it returns something truthy, and return that.
+    """Await ``probe()`` until ``accept`` takes its answer (by default: until it is truthy),
+    and return that answer.
 
     ``what`` names the awaited condition for the failure message ("the event reached the
-    dead-letter stream"). An exception of a type in ``retry_on`` means "not yet"; the last one
-    is named in the message when time runs out.
+    dead-letter stream"), which also shows the last answer (so a probe may return what is
+    still missing, with ``accept=lambda missing: not missing``). An exception of a type in
+    ``retry_on`` means "not yet"; the last one is named in the message when time runs out.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
@@ -53,7 +56,7 @@ async def until_async(
         except retry_on as exc:
             error = exc
         else:
-            if value:
+            if accept(value):
                 return value
             last, error = value, None
         if loop.time() >= deadline:
@@ -68,6 +71,7 @@ def until(
     seconds: float = 60.0,
     interval: float = DEFAULT_INTERVAL_SECONDS,
     retry_on: tuple[type[BaseException], ...] = (),
+    accept: Callable[[T], bool] = bool,
 ) -> T:
     """The blocking form of ``until_async``, for synchronous tests."""
     deadline = time.monotonic() + seconds
@@ -79,7 +83,7 @@ def until(
         except retry_on as exc:
             error = exc
         else:
-            if value:
+            if accept(value):
                 return value
             last, error = value, None
         if time.monotonic() >= deadline:
