@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from exocortex.core.ids import new_id
 from exocortex.testing.rest import wait_enriched
 
 Db = psycopg.AsyncConnection[dict[str, Any]]
@@ -68,12 +69,12 @@ async def _seed(api: httpx.AsyncClient, db: Db, ns: str) -> None:
     await db.execute(
         "INSERT INTO contradictions (id, memory_a_id, memory_b_id, description)"
         " VALUES (%s, %s, %s, 'nightly or encrypted?')",
-        (f"{ns}-c", ids[1], ids[3]),
+        (new_id(), ids[1], ids[3]),
     )
     await db.execute(
         "INSERT INTO consolidations (id, namespace, summary_id, source_ids, strategy,"
         " memories_merged) VALUES (%s, %s, %s, %s, 'similarity', 2)",
-        (f"{ns}-k", ns, ids[2], [ids[0], ids[1]]),
+        (new_id(), ns, ids[2], [ids[0], ids[1]]),
     )
     # A usage count the restore must keep.
     await db.execute("INSERT INTO memory_usage (memory_id, access_count) VALUES (%s, 3)", (ids[1],))
