@@ -13,7 +13,9 @@ import httpx
 import psycopg
 import pytest
 
+from exocortex.core.db.pool import Pool
 from exocortex.core.runtime.stack import Stack
+from exocortex.maintenance.jobs import repository
 from exocortex.testing.keyed import Keyed
 
 POLLS = 300  # x 0.1 s: how long a condition below may take to come true
@@ -140,3 +142,55 @@ async def test_a_read_only_key_starts_no_work(
     assert "read-only" in reply.json()["detail"]
     after = (await keyed.admin.get("/api/maintenance/jobs/runs", params={"limit": 1})).json()
     assert after["runs"] == before["runs"]
+
+
+async def test_the_preview_lock_never_meets_the_job_lock(database_url: str) -> None:
+    """The lock contract behind the above, on a real Postgres: a live preview holds a shared
+    lock another process's real run does not wait for, and only stops the sweep that marks
+    abandoned previews failed."""
+    preview = await repository.open_lock_connection(database_url)
+    other = await repository.open_lock_connection(database_url)
+    try:
+        await repository.lock_preview(preview, "archival")
+        await repository.lock_preview(other, "archival")  # previews share it
+        assert await repository.try_lock(other, "archival")  # a real run starts
+        assert not await repository.try_lock_previews(other, "archival")  # a preview is alive
+        await repository.unlock(other, "archival")
+        await repository.unlock_preview(other, "archival")
+        await repository.unlock_preview(preview, "archival")
+        assert await repository.try_lock_previews(other, "archival")  # none alive: sweep
+        await repository.unlock_previews(other, "archival")
+    finally:
+        await preview.close()
+        await other.close()
+
+
+async def test_only_a_real_or_another_replicas_run_stands_for_a_scheduled_fire(
+    db_pool: Pool,
+) -> None:
+    async with db_pool.connection() as conn:
+        row = await (await conn.execute("SELECT now() AS at")).fetchone()
+        assert row is not None
+        fire = row["at"]
+
+        async def started(*, dry_run: bool) -> bool:
+            return await repository.started_since(
+                conn, "archival", fire, dry_run=dry_run, trigger="schedule"
+            )
+
+        async def run(*, dry_run: bool, trigger: str) -> None:
+            await repository.start_run(
+                conn, "archival", dry_run=dry_run, params={}, namespace=None, trigger=trigger
+            )
+
+        # Previews someone asked for (a read-only key in a loop) after the fire time.
+        await run(dry_run=True, trigger="api")
+        assert not await started(dry_run=False)
+        assert not await started(dry_run=True)
+        # Another replica's scheduled preview stands for a preview fire only.
+        await run(dry_run=True, trigger="schedule")
+        assert await started(dry_run=True)
+        assert not await started(dry_run=False)
+        # A real run stands for either.
+        await run(dry_run=False, trigger="api")
+        assert await started(dry_run=False)
