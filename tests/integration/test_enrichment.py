@@ -12,6 +12,7 @@ import psycopg
 
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import wait_enriched
+from exocortex.testing.wait import until_async
 
 
 async def _store(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
@@ -265,6 +266,7 @@ async def test_enrichment_waits_for_searches_to_pause_yet_finishes(
     coming."""
     count_before, _ = _background_waits(exo_stack, "nearest")
     stop = asyncio.Event()
+    answered: list[int] = []
 
     async def keep_searching() -> None:
         while not stop.is_set():
@@ -272,10 +274,16 @@ async def test_enrichment_waits_for_searches_to_pause_yet_finishes(
                 "/api/memories/search", json={"query": "invoice ledger", "namespace": namespace}
             )
             assert reply.status_code == 200, reply.text
+            answered.append(reply.status_code)
+
+    async def searches_flowing() -> bool:
+        if searches.done():
+            searches.result()  # a failed search fails the test here, with its own message
+        return len(answered) >= 3
 
     searches = asyncio.create_task(keep_searching())
     try:
-        await asyncio.sleep(0.3)
+        await until_async(searches_flowing, what="searches are answered", seconds=60)
         memory = await _store(
             api, content="The ledger service reconciles invoices nightly.", namespace=namespace
         )

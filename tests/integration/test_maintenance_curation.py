@@ -16,6 +16,7 @@ from exocortex.core.repositories import contradictions as contradictions_reposit
 from exocortex.core.runtime.stack import Stack
 from exocortex.maintenance.jobs import memory_repository
 from exocortex.testing.rest import search, store, wait_all_enriched, wait_enriched
+from exocortex.testing.wait import until_async
 
 
 async def _age(db: Any, memory_id: str, days: int) -> None:
@@ -237,10 +238,23 @@ async def test_a_pair_recorded_by_two_transactions_at_once_is_kept_once(
     )
     try:
         assert await contradictions_repository.add_candidate(first, a, b, candidate) is not None
+        second_pid = second.info.backend_pid
         racing = asyncio.create_task(
             contradictions_repository.add_candidate(second, b, a, candidate)
         )
-        await asyncio.sleep(0.5)
+
+        async def second_waits_on_a_lock() -> bool:
+            if racing.done():
+                return True  # did not wait: asserted just below
+            blocked = await (
+                await stack_db.execute(
+                    "SELECT count(*) AS n FROM pg_locks WHERE pid = %s AND NOT granted",
+                    (second_pid,),
+                )
+            ).fetchone()
+            return bool(blocked and blocked["n"])
+
+        await until_async(second_waits_on_a_lock, what="the second insert is blocked", seconds=30)
         assert not racing.done(), "the second insert did not wait for the first transaction"
         await first.commit()
         assert await asyncio.wait_for(racing, 10) is None
