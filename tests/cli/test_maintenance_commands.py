@@ -4,12 +4,14 @@ consolidation (a dry run first), contradictions and the retrieval regression."""
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+import pytest
 
+from exocortex.cli import output
 from exocortex.core.runtime.stack import Stack
+from exocortex.testing.wait import until
 
 if TYPE_CHECKING:
     from conftest import Exo
@@ -37,9 +39,18 @@ def test_jobs_are_listed_and_a_run_is_recorded(exo: Exo, namespace: str) -> None
 
 
 def test_a_job_still_running_is_followed_until_it_finishes(
-    exo: Exo, exo_stack: Stack, namespace: str
+    exo: Exo, exo_stack: Stack, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     outcome: dict[str, Any] = {}
+    # exo opens its progress bar once the server has answered 202 (still running).
+    following = threading.Event()
+    progress = output.progress
+
+    def followed(unit: str = "memories") -> Any:
+        following.set()
+        return progress(unit)
+
+    monkeypatch.setattr(output, "progress", followed)
 
     def run() -> None:
         outcome["result"] = exo("maintenance", "run", "contradictions", "-n", namespace, "--json")
@@ -49,7 +60,12 @@ def test_a_job_still_running_is_followed_until_it_finishes(
         conn.execute("LOCK TABLE contradictions IN ACCESS EXCLUSIVE MODE")
         worker = threading.Thread(target=run)
         worker.start()
-        time.sleep(4)
+        until(
+            lambda: following.is_set() or not worker.is_alive(),
+            what="exo got a 202 and follows the run",
+            seconds=60,
+        )
+        assert following.is_set(), f"exo did not follow the run: {outcome}"
         assert worker.is_alive(), "exo returned while the job could not have finished"
     worker.join(timeout=120)
     result = outcome["result"]
