@@ -11,6 +11,7 @@ import httpx
 import psycopg
 import pytest
 
+from exocortex.core.ids import new_id
 from exocortex.testing.keyed import Keyed, keyed
 
 __all__ = ["keyed"]
@@ -33,7 +34,7 @@ ROWS: list[tuple[str, float, int, int, int, list[str], str | None, str | None]] 
 async def _seed(db: Db, ns: str) -> dict[str, str]:
     ids = {}
     for suffix, importance, useful, accesses, age, tags, model, agent in ROWS:
-        mid = f"{ns}-{suffix}"
+        mid = new_id()  # ids as the store makes them (a restore of the whole store checks them)
         ids[suffix] = mid
         created = NOW - timedelta(days=age)
         await db.execute(
@@ -64,12 +65,12 @@ async def _seed(db: Db, ns: str) -> dict[str, str]:
     # An archived memory and a chunk are not memories for analytics.
     await db.execute(
         "INSERT INTO memories (id, namespace, content, is_active) VALUES (%s, %s, 'gone', false)",
-        (f"{ns}-archived", ns),
+        (new_id(), ns),
     )
     await db.execute(
         "INSERT INTO memories (id, namespace, content, parent_id, chunk_index)"
         " VALUES (%s, %s, 'chunk', %s, 0)",
-        (f"{ns}-chunk", ns, ids["a"]),
+        (new_id(), ns, ids["a"]),
     )
     return ids
 

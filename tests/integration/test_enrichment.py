@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import wait_enriched
 from exocortex.testing.wait import until_async
@@ -100,10 +101,11 @@ async def test_related_links_and_contradiction_candidates(
 async def test_goal_links_without_demoting_tags(
     api: httpx.AsyncClient, exo_stack: Stack, namespace: str
 ) -> None:
+    goal_id = new_id()  # as the store makes them (a restore of the whole store checks ids)
     with psycopg.connect(exo_stack.database_url, autocommit=True) as conn:
         conn.execute(
             "INSERT INTO goals (id, namespace, title, description) VALUES (%s, %s, %s, %s)",
-            (f"g-{namespace}", namespace, "Cut cloud hosting costs", "Reduce the monthly AWS bill"),
+            (goal_id, namespace, "Cut cloud hosting costs", "Reduce the monthly AWS bill"),
         )
     memory = await _store(
         api,
@@ -114,7 +116,7 @@ async def test_goal_links_without_demoting_tags(
     links = _rows(
         exo_stack, "SELECT goal_id, kind FROM goal_links WHERE memory_id = %s", memory["id"]
     )
-    assert links == [(f"g-{namespace}", "implicit")]
+    assert links == [(goal_id, "implicit")]
     assert done["is_metadata"] is False
     assert not any(t.startswith("goal-progress") for t in done["tags"])
     unrelated = await _store(

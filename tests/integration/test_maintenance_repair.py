@@ -10,6 +10,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from exocortex.api.limits import TAG_SUGGESTIONS_MAX
+from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import search, store, wait_all_enriched, wait_enriched
 from exocortex.testing.settings import settings_applied
@@ -188,7 +189,7 @@ async def test_reindex_restores_search_over_a_damaged_index(
     row = await (await stack_db.execute("SELECT * FROM memories WHERE id = %s", (kept,))).fetchone()
     # A copy of the row under a new id, and a new word in the original: neither reached the
     # indexes (no event).
-    lost = f"01LOST{namespace[-12:].upper()}00000000"[:26]
+    lost = new_id()
     await stack_db.execute(
         "INSERT INTO memories (id, namespace, content, embedding, embedding_model, embedding_dim,"
         " content_hash) VALUES (%s, %s, %s, %s, %s, %s, %s)",
