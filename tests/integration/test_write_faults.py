@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import nats
 import psycopg
 import pytest
 import pytest_asyncio
 
+from exocortex.core.bus import subjects
 from exocortex.core.runtime.postgres import EmbeddedPostgres
 from exocortex.core.runtime.stack import Stack, StackConfig
 from exocortex.testing.rest import wait_enriched
+from exocortex.testing.wait import until_async
 
 pytestmark = pytest.mark.e2e
 
@@ -66,6 +69,19 @@ async def _store(client: httpx.AsyncClient, namespace: str, content: str) -> dic
     reply = await client.post("/api/memories", json={"content": content, "namespace": namespace})
     assert reply.status_code == 201, reply.text
     return dict(reply.json())
+
+
+async def _waiting_for_enrichment(stack: Stack) -> bool:
+    """Nothing left in the outbox, and the enrichment worker's durable has events it has not
+    taken (it is stopped)."""
+    if _count(stack, "SELECT count(*) FROM outbox WHERE published_at IS NULL"):
+        return False
+    nc = await nats.connect(stack.nats_url)
+    try:
+        info = await nc.jetstream().consumer_info(subjects.STREAM, subjects.ENRICHMENT_WORKER)
+    finally:
+        await nc.close()
+    return bool(info.num_pending)
 
 
 def _count(stack: Stack, sql: str, *params: Any) -> int:
@@ -212,7 +228,12 @@ async def test_enrichment_down_leaves_memories_pending_until_it_returns(
     namespace = f"f-{uuid.uuid4().hex[:8]}"
     with _stopped(fault_stack, "enrichment"):
         memory = await _store(client, namespace, "Our billing service uses PostgreSQL and Redis.")
-        await asyncio.sleep(1.0)
+        # The store's event is in the stream and waits, untaken, for enrichment's durable.
+        await until_async(
+            lambda: _waiting_for_enrichment(fault_stack),
+            what="the stored event waits in the enrichment worker's queue",
+            seconds=60,
+        )
         assert (await client.get(f"/api/memories/{memory['id']}")).json()[
             "enrichment_status"
         ] == "pending"

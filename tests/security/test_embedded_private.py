@@ -172,7 +172,9 @@ def test_stack_logs_never_show_the_postgres_password_or_nats_token(exo_stack: St
     nats_token = exo_stack.nats_url.removeprefix("nats://").split("@", 1)[0]
     assert postgres
     assert nats_token
-    for log in exo_stack.log_dir.glob("*.log"):
+    logs = sorted(exo_stack.log_dir.glob("*.log"))
+    assert logs, f"no logs in {exo_stack.log_dir}: nothing was checked"
+    for log in logs:
         text = log.read_text(errors="replace")
         assert postgres not in text, f"{log.name} shows the Postgres password"
         assert nats_token not in text, f"{log.name} shows the NATS token"
