@@ -1,0 +1,166 @@
+"""``exo up`` itself, as a person runs it: in the foreground on a Postgres and a NATS named by
+EXO_DATABASE_URL / EXO_NATS_URL (servers the test started), stopped by Ctrl-C (SIGINT); and in
+the background (``--detach``, with its pid file and log) on the embedded default, stopped by
+``exo down``.
+
+``exo up`` binds the fixed default ports of its inner services (gRPC 50051-50055, metrics
+9101-9105, MCP 3211, embedded Postgres 5433 and NATS 4223); when another stack holds them here,
+these tests are skipped rather than fight it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS
+from exocortex.core.runtime.ports import free_port, port_is_open
+from exocortex.core.runtime.processes import process_alive
+
+START_SECONDS = 300.0
+STOP_SECONDS = 120.0
+FIXED_PORTS = [*DEFAULT_GRPC_PORTS.values(), *DEFAULT_METRICS_PORTS.values(), 3211, 5433, 4223]
+
+
+def _taken(port: int) -> bool:
+    """Something listens on the port (a closed listener's lingering connections do not
+    count: the next ``exo up`` binds it again all the same)."""
+    return port_is_open("127.0.0.1", port)
+
+
+@pytest.fixture(autouse=True)
+def fixed_ports_free() -> None:
+    taken = [p for p in FIXED_PORTS if _taken(p)]
+    if taken:
+        pytest.skip(f"ports {taken} are taken: another Exocortex runs on this machine")
+
+
+def _env(data: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXO_")}
+    # The test's config file (none), and the session's encoder cache, so the model is not
+    # exported again.
+    for kept in ("EXO_CONFIG", "EXO_EMBEDDING_CACHE_DIR"):
+        if kept in os.environ:
+            env[kept] = os.environ[kept]
+    return env | {"EXO_DATA_DIR": str(data), **extra}
+
+
+def _exo(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "exocortex.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=START_SECONDS + 60,
+        check=False,
+    )
+
+
+def _pid_record(data: Path) -> dict[str, Any] | None:
+    try:
+        record: dict[str, Any] = json.loads((data / "exo.pid").read_text())
+    except (OSError, ValueError):
+        return None
+    return record
+
+
+def _wait_for(
+    what: str, ready: Callable[[], bool], seconds: float, log: Path | None = None
+) -> None:
+    deadline = time.monotonic() + seconds
+    while not ready():
+        tail = log.read_text()[-3000:] if log is not None and log.exists() else ""
+        assert time.monotonic() < deadline, f"{what}\n{tail}"
+        time.sleep(0.2)
+
+
+def test_up_on_external_servers_and_ctrl_c_stops_it_cleanly(
+    tmp_path: Path, database_url: str, nats_url: str
+) -> None:
+    data, log = tmp_path / "data", tmp_path / "exo-up.log"
+    port = free_port()
+    env = _env(data, EXO_DATABASE_URL=database_url, EXO_NATS_URL=nats_url)
+    with log.open("wb") as out:
+        up = subprocess.Popen(
+            [sys.executable, "-m", "exocortex.cli", "up", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_for(
+            "exo up never said it was up",
+            lambda: (r := _pid_record(data)) is not None and r["pid"] == up.pid,
+            START_SECONDS,
+            log,
+        )
+        url = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{url}/health", timeout=10).status_code == 200
+        stored = httpx.post(
+            f"{url}/api/memories",
+            json={"content": "exo up ran on the servers it was given", "namespace": "exo-up"},
+            timeout=60,
+        )
+        assert stored.status_code == 201, stored.text
+        # The memory is in the Postgres named by EXO_DATABASE_URL; nothing embedded was made.
+        with psycopg.connect(database_url) as conn:
+            row = conn.execute(
+                "SELECT namespace FROM memories WHERE id = %s", (stored.json()["id"],)
+            ).fetchone()
+        assert row == ("exo-up",)
+        assert not (data / "postgres").exists()
+        assert not (data / "nats").exists()
+
+        up.send_signal(signal.SIGINT)  # Ctrl-C
+        assert up.wait(timeout=STOP_SECONDS) == 0, log.read_text()[-3000:]
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+    assert "stopped; your data is kept" in log.read_text()
+    assert not (data / "exo.pid").exists()
+    # Every part went with it: the gateway's and the services' ports are free again.
+    assert not _taken(port)
+    assert not [p for p in FIXED_PORTS if _taken(p)]
+
+
+def test_up_detached_keeps_a_pid_file_and_a_log_and_down_stops_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    port = free_port()
+    env = _env(data)
+    started = _exo(env, "up", "--detach", "--port", str(port))
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        record = _pid_record(data)
+        assert record is not None
+        pid = int(record["pid"])
+        assert process_alive(pid)
+        assert record["url"] == f"http://127.0.0.1:{port}"
+        log = data / "logs" / "exo-up.log"
+        assert "Exocortex is up" in log.read_text()
+        assert httpx.get(f"{record['url']}/health", timeout=10).status_code == 200
+        # The embedded default: its Postgres and NATS live in the data folder.
+        assert (data / "postgres").is_dir()
+        assert (data / "nats").is_dir()
+
+        status = _exo(env, "status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert str(pid) in status.stdout + status.stderr
+    finally:
+        stopped = _exo(env, "down", "--timeout", str(STOP_SECONDS), "--force")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert "stopped" in stopped.stdout
+    assert not process_alive(pid)
+    assert not (data / "exo.pid").exists()
+    assert "stopped; your data is kept" in log.read_text()
+    assert not [p for p in [port, *FIXED_PORTS] if _taken(p)]
