@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,8 @@ import psycopg
 import pytest
 
 from exocortex.core.ids import new_id
+from exocortex.core.runtime.stack import Stack
+from exocortex.maintenance.backup import crypto, document, files
 
 from .conftest import Keyed
 
@@ -199,3 +203,58 @@ async def test_ai_settings_are_never_restored_and_are_reported(keyed: Keyed, sta
     # The document's memories were restored: only its settings were left out.
     assert await _exists(stack_db, good["id"])
     await _search_works(keyed.admin, keyed.a)
+
+
+PASS = "a long enough passphrase"
+
+
+def _write_backup(folder: Path, memories: list[dict[str, Any]]) -> str:
+    """An encrypted backup file as the service writes one, holding ``memories``: a file
+    copied into the backups folder is as much data from outside as a request body."""
+    now = datetime.now(UTC)
+    name = files.new_name(now, scheduled=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / name).open("wb") as out:
+        writer = crypto.EncryptingWriter(out, PASS)
+        doc = document.DocumentWriter(writer.write, {"exported_at": now.isoformat()})
+        doc.batch("memories", [json.dumps(m) for m in memories])
+        doc.finish()
+        writer.close()
+    return name
+
+
+async def test_a_backup_file_with_a_path_id_is_refused_and_fails_deep_verify(
+    keyed: Keyed, stack_db: Db, exo_stack: Stack
+) -> None:
+    _, memory = await _document(keyed, "Backup files are restore documents too")
+    good = _fresh(memory, "A good memory in a backup file with a bad one")
+    bad = _fresh(memory, "A memory whose id is a path")
+    bad["id"] = "../../../backup-escape"
+    folder = Path(exo_stack.config.data_dir) / "backups"
+    name = _write_backup(folder, [good, bad])
+    try:
+        await _refused_and_not_verified(keyed, stack_db, name, good["id"])
+    finally:
+        _remove(folder / name)  # other tests list the backups folder
+
+
+def _remove(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+async def _refused_and_not_verified(keyed: Keyed, stack_db: Db, name: str, good: str) -> None:
+    fast = await keyed.admin.post(f"/api/backups/{name}/verify", json={"passphrase": PASS})
+    assert fast.json()["ok"] is True, fast.text  # the file itself is sound
+    for dry_run in (True, False):
+        reply = await keyed.admin.post(
+            f"/api/backups/{name}/restore", json={"passphrase": PASS, "dry_run": dry_run}
+        )
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["field"] == "memories.1.id"
+    assert not await _exists(stack_db, good)
+    deep = await keyed.admin.post(
+        f"/api/backups/{name}/verify", json={"passphrase": PASS, "deep": True}
+    )
+    assert deep.status_code == 200, deep.text
+    assert deep.json()["ok"] is False
+    assert any("memories.1.id" in p for p in deep.json()["problems"]), deep.json()
