@@ -5,9 +5,9 @@ Three rules, each with the fix in its failure message:
 
 1. **A test checks something.** A test function (``test_*``) contains an ``assert``, or calls
    ``pytest.raises``/``pytest.fail``/``pytest.warns``, or calls a helper whose name (leading
-   underscores aside) starts with ``assert``, ``expect``, ``check_``, ``wait_`` or ``verify_``
-   (helpers that raise when the behaviour is wrong). A test that only runs code passes whatever
-   the code returns.
+   underscores aside) starts with ``assert_``/``assertX``, ``expect``/``expect_``, ``check_``,
+   ``wait_`` or ``verify_`` (helpers that raise when the behaviour is wrong). A test that only
+   runs code passes whatever the code returns.
 2. **No sub-second wall-clock bound.** A comparison of a time-like name (``elapsed``,
    ``duration``, ``seconds``, ``took``, ``latency``, ``wall``, ``*_s``, ``*_ms``: anything that
    measures how long something took) against a literal of one second or less (or a module
@@ -39,9 +39,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TEST_TREES = ("libs", "services", "gateway", "mcp-adapter", "tests")
 SKIP_DIRS = {".venv", "node_modules", "bench", "__pycache__", ".git"}
 
-# Helpers that raise when the behaviour is wrong; leading underscores do not count, and
-# ``assert``/``expect`` cover ``mock.assert_called_once_with`` and Playwright's ``expect``.
-CHECK_PREFIXES = ("assert", "expect", "check_", "wait_", "verify_")
+# Helpers that raise when the behaviour is wrong (leading underscores aside): ``assert_*`` and
+# ``assertEqual``-style methods (``mock.assert_called_once_with``), Playwright's ``expect``,
+# ``expect_*``, ``check_*``, ``wait_*`` and ``verify_*``.
+CHECK_HELPER = re.compile(r"^(assert(_|[A-Z])|expect(_|$)|check_|wait_|verify_)")
 PYTEST_CHECKS = {"raises", "fail", "warns", "deprecated_call"}
 TIME_LIKE = re.compile(
     r"(elapsed|duration|seconds|took|latency|wall|(^|_)(s|ms|secs)$)", re.IGNORECASE
@@ -97,8 +98,7 @@ def checks_something(test: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         if isinstance(node, ast.Assert):
             return True
         if isinstance(node, ast.Call):
-            name = called_name(node).lstrip("_")
-            if name.startswith(CHECK_PREFIXES):
+            if CHECK_HELPER.match(called_name(node).lstrip("_")):
                 return True
             func = node.func
             if (
@@ -386,12 +386,20 @@ async def test_sleepy():
 def test_fine():
     wait_until(done)
     time.sleep(0)
+def test_only_named_like_a_check():
+    expected_rows()
+    assertion_text()
+def test_playwright_and_mock():
+    expect(page).to_be_visible()
+    handler.assert_called_once_with(1)
 """
     module = ast.parse(source)
     constants = module_numbers(module)
     tests = {t.name: t for t in collect_tests(module)}
     assert not checks_something(tests["test_nothing"])
     assert checks_something(tests["test_fine"])
+    assert not checks_something(tests["test_only_named_like_a_check"])
+    assert checks_something(tests["test_playwright_and_mock"])
     assert len(list(sub_second_bounds(tests["test_fast"], constants))) == 2
     assert [ast.unparse(s) for s in fixed_sleeps(tests["test_sleepy"])] == [
         "await asyncio.sleep(1.5)"
