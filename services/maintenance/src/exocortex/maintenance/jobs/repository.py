@@ -169,6 +169,16 @@ async def fail_abandoned(conn: Conn, jobs: Sequence[str], *, dry_run: bool = Fal
     return cur.rowcount
 
 
+async def lock_fire(conn: Conn, job: str) -> None:
+    """Until the transaction ends: replicas firing the same schedule check "started since the
+    fire time" and record their run one after the other. Previews hold no job lock, so for a
+    scheduled preview this is what keeps a fire to one run."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        (f"exocortex.maintenance.fire:{job}",),
+    )
+
+
 async def started_since(
     conn: Conn, job: str, since: datetime, *, dry_run: bool, trigger: str
 ) -> bool:

@@ -122,23 +122,28 @@ class JobRunner:
                     running = await repository.running_run(conn, job.name)
                 which = f" (run {running.id})" if running is not None else ""
                 raise Conflict(f"{job.name} is already running{which}; poll it", field="name")
+            record: JobRunRecord | None = None
             async with self._deps.pool.connection() as conn:
                 if not dry_run:
                     await repository.fail_abandoned(conn, [job.name])
-                if once_since is not None and await repository.started_since(
-                    conn, job.name, once_since, dry_run=dry_run, trigger=trigger
-                ):
-                    await self._unlock(lock_conn, job.name, dry_run=dry_run)
-                    await lock_conn.close()
-                    return None
-                record = await repository.start_run(
-                    conn,
-                    job.name,
-                    dry_run=dry_run,
-                    params=params.model_dump(mode="json"),
-                    namespace=namespace or None,
-                    trigger=trigger,
-                )
+                async with conn.transaction():
+                    if once_since is not None:
+                        await repository.lock_fire(conn, job.name)
+                    if once_since is None or not await repository.started_since(
+                        conn, job.name, once_since, dry_run=dry_run, trigger=trigger
+                    ):
+                        record = await repository.start_run(
+                            conn,
+                            job.name,
+                            dry_run=dry_run,
+                            params=params.model_dump(mode="json"),
+                            namespace=namespace or None,
+                            trigger=trigger,
+                        )
+            if record is None:
+                await self._unlock(lock_conn, job.name, dry_run=dry_run)
+                await lock_conn.close()
+                return None
         except BaseException:
             await lock_conn.close()
             raise
