@@ -17,8 +17,7 @@ from exocortex.core.db.pool import Pool
 from exocortex.core.runtime.stack import Stack
 from exocortex.maintenance.jobs import repository
 from exocortex.testing.keyed import Keyed
-
-POLLS = 300  # x 0.1 s: how long a condition below may take to come true
+from exocortex.testing.wait import until_async
 
 
 @asynccontextmanager
@@ -35,23 +34,26 @@ async def _memories_locked(stack: Stack) -> AsyncIterator[None]:
 
 
 async def _running_preview(admin: httpx.AsyncClient, namespace: str) -> dict[str, Any]:
-    for _ in range(POLLS):
+    async def running() -> dict[str, Any] | None:
         reply = await admin.get("/api/maintenance/jobs/runs", params={"job": "archival"})
         assert reply.status_code == 200, reply.text
         for run in reply.json()["runs"]:
             if run["dry_run"] and run["status"] == "running" and run["namespace"] == namespace:
                 return dict(run)
-        await asyncio.sleep(0.1)
-    raise AssertionError("the preview never started")
+        return None
+
+    found = await until_async(running, what="the preview started")
+    assert found is not None
+    return found
 
 
 async def _finished(admin: httpx.AsyncClient, run_id: int) -> dict[str, Any]:
-    for _ in range(POLLS):
-        run = (await admin.get(f"/api/maintenance/jobs/runs/{run_id}")).json()
-        if run["status"] != "running":
-            return dict(run)
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"run {run_id} never finished")
+    async def run() -> dict[str, Any]:
+        return dict((await admin.get(f"/api/maintenance/jobs/runs/{run_id}")).json())
+
+    return await until_async(
+        run, what=f"run {run_id} finished", accept=lambda r: r["status"] != "running"
+    )
 
 
 async def test_a_preview_held_open_does_not_stop_the_real_run(
