@@ -30,7 +30,9 @@ Supervise = Callable[[Stack], AbstractContextManager[Any]]
 
 # Killed in this order, one per stretch of the load.
 PARTS = ("retrieval", "enrichment", "embedding", "ingest", "gateway", "nats", "postgres")
-MEMORIES = 1_000
+# 40 stores a part: each kill lands with all six clients mid-request, which is the property.
+# The full-size run (1,000) is tests/bench/full_size_faults.py.
+MEMORIES = int(os.environ.get("EXO_TEST_CRASH_MEMORIES", "280"))
 CLIENTS = 6
 CONVERGE_SECONDS = 60.0
 # Tokens per search when checking findability: each token is a rare keyword, so a handful of
@@ -190,19 +192,24 @@ def _probe(client: httpx.Client, deadline: float) -> Ack:
     content = f"Probe after a crash, checked by its reference {token}."
     attempts = 0
     memory_id: str | None = None
+    last: object = None  # the last store's answer or transport error, for the failure message
     while time.monotonic() < deadline:
         if memory_id is None:
             attempts += 1
             try:
                 reply = client.post("/api/memories", json={"content": content})
+                last = f"{reply.status_code} {reply.text[:200]}"
                 if reply.status_code == 201:
                     memory_id = reply.json()["id"]
-            except httpx.TransportError:
-                pass
+            except httpx.TransportError as exc:
+                last = exc
         if memory_id is not None and memory_id in _found(client, [token]):
             return Ack(memory_id, token, attempts)
         time.sleep(RETRY_PAUSE_SECONDS)
-    pytest.fail(f"no store and search succeeded {CONVERGE_SECONDS:.0f}s after the crash")
+    pytest.fail(
+        f"no store and search succeeded {CONVERGE_SECONDS:.0f}s after the crash "
+        f"(stored: {memory_id}; last store answer: {last!r})"
+    )
 
 
 def _converge(client: httpx.Client, acks: list[Ack], deadline: float) -> None:

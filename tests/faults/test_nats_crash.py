@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.testing.wait import until
 
 pytestmark = pytest.mark.e2e
 
@@ -109,14 +110,14 @@ def test_killed_nats_is_restarted_and_the_stack_catches_up(
         stack.kill_part("gateway")
         stack.start_part("gateway")
         restarted = time.monotonic()
-        health = None
-        while time.monotonic() - restarted < 60:
-            try:
-                health = client.get("/health")
-                break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        assert health is not None, "the gateway did not serve while NATS was down"
+        health = until(
+            lambda: client.get("/health"),
+            what="the gateway serves while NATS is down",
+            seconds=60,
+            interval=0.2,
+            retry_on=(httpx.TransportError,),
+            accept=lambda reply: reply is not None,
+        )
         serving = time.monotonic() - restarted
         print(f"gateway restarted during the NATS outage: serving in {serving:.1f}s")
         assert health.status_code == 503

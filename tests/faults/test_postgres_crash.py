@@ -18,6 +18,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.testing.wait import until
 
 pytestmark = pytest.mark.e2e
 
@@ -151,16 +152,15 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
         assert ingest.poll() is None, f"ingest exited ({ingest.returncode}) without Postgres"
         resumed = time.monotonic()
         supervisor.paused.clear()
-        while time.monotonic() - resumed < CONVERGE_SECONDS:
-            try:
-                note = {"content": "Ingest waited for the database."}
-                if client.post("/api/memories", json=note).status_code == 201:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.25)
-        else:
-            pytest.fail("stores did not come back after ingest started without Postgres")
+        note = {"content": "Ingest waited for the database."}
+        until(
+            lambda: client.post("/api/memories", json=note).status_code,
+            what="stores came back (201) after ingest started without Postgres",
+            seconds=CONVERGE_SECONDS,
+            interval=0.25,
+            retry_on=(httpx.TransportError,),
+            accept=lambda status: status == 201,
+        )
         assert ingest.poll() is None, "ingest restarted: it did not wait for Postgres"
         assert _grpc_health(ingest_addr) == "SERVING"
         assert client.get("/health").json()["dependencies"]["ingest"]["status"] == "ok"

@@ -28,6 +28,7 @@ from exocortex.core.bus import subjects
 from exocortex.core.runtime.postgres import EmbeddedPostgres
 from exocortex.core.runtime.stack import Stack, StackConfig
 from exocortex.testing.settings import apply_settings
+from exocortex.testing.wait import until
 
 NAMESPACE = "reindex"
 # Several memories per topic, so each query's top 10 is a real ranking, not everything.
@@ -178,18 +179,21 @@ def _lose_indexes(stack: Stack, *names: str) -> None:
 
 def _serving(client: httpx.Client) -> None:
     """Wait until the restarted retrieval answers searches."""
-    deadline = time.monotonic() + SEARCH_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            reply = client.post(
-                "/api/memories/search", json={"query": QUERIES[0], "namespace": NAMESPACE}
-            )
-            if reply.status_code == 200 and client.get("/health").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError("retrieval did not answer searches after its restart")
+
+    def answers() -> tuple[int, int]:
+        reply = client.post(
+            "/api/memories/search", json={"query": QUERIES[0], "namespace": NAMESPACE}
+        )
+        return reply.status_code, client.get("/health").status_code
+
+    until(
+        answers,
+        what="the restarted retrieval answers searches (search and health status 200)",
+        seconds=SEARCH_SECONDS,
+        interval=0.5,
+        retry_on=(httpx.TransportError,),
+        accept=lambda codes: codes == (200, 200),
+    )
 
 
 def _repaired(stack: Stack) -> dict[tuple[str, str], float]:
