@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
+from exocortex.core.domain.names import time_zone
 from exocortex.core.errors import InvalidArgument
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def zone(name: str | None, field: str = "timezone") -> ZoneInfo:
-    try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise InvalidArgument(
-            f"unknown time zone {name!r} (use an IANA name)", field=field
-        ) from exc
+    return time_zone(name, field)
 
 
 def parse_bound(value: str | None, tz: ZoneInfo, *, upper: bool, field: str) -> datetime | None:

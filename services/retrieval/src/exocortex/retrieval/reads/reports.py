@@ -11,9 +11,10 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from exocortex.core.db.pool import Pool
+from exocortex.core.domain.names import time_zone
 from exocortex.core.errors import InvalidArgument, NotFound
 from exocortex.core.records import MemoryRecord
 from exocortex.retrieval.reads import report_repository
@@ -26,11 +27,8 @@ LINEAGE_DEPTH = 10
 
 
 def zone(params: Params) -> ZoneInfo:
-    name = params.get("timezone") or "UTC"
-    try:
-        return ZoneInfo(str(name))
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise InvalidArgument(f"unknown time zone {name!r}", field="timezone") from exc
+    name = params.get("timezone")
+    return time_zone(str(name) if name else None)
 
 
 def _int(params: Params, key: str, default: int, low: int, high: int) -> int:
