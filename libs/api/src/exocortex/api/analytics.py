@@ -104,6 +104,8 @@ class SearchMiss(BaseModel):
 
 
 class KnowledgeGap(BaseModel):
+    # ``query`` is the original's field: the topic's most asked query.
+    query: str
     topic: str
     count: int
     severity: GapSeverity

@@ -115,6 +115,9 @@ class SearchMiss:
 
 @dataclass(frozen=True, slots=True)
 class KnowledgeGap:
+    # The original's rows are single queries (``query``); this product groups them by topic
+    # and keeps ``query`` as the topic's most asked one, so the original's clients still work.
+    query: str
     topic: str
     count: int
     severity: Severity

@@ -184,6 +184,7 @@ class AnalyticsService:
         )
         return [
             KnowledgeGap(
+                query=r.queries[0] if r.queries else r.topic,
                 topic=r.topic,
                 count=r.count,
                 severity=severity(r.count),

@@ -1,0 +1,37 @@
+"""Details of the original API that its clients rely on, on the real stack: fields it answers
+with, bodies it does without and values it accepts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from exocortex.testing.wait import until_async
+
+
+async def test_knowledge_gaps_keep_the_originals_query_field(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    for query in ("terraform state locking", "Terraform  STATE locking", "terraform modules"):
+        reply = await api.post(
+            "/api/memories/search", json={"query": query, "namespace": namespace}
+        )
+        assert reply.status_code == 200, reply.text
+
+    async def gaps() -> list[dict[str, Any]]:
+        reply = await api.get(
+            "/api/analytics/knowledge-gaps", params={"namespace": namespace, "min_count": 3}
+        )
+        assert reply.status_code == 200, reply.text
+        rows: list[dict[str, Any]] = reply.json()
+        return rows
+
+    rows = await until_async(gaps, what="the three misses formed one knowledge gap")
+    assert len(rows) == 1
+    gap = rows[0]
+    # The original's field, the most asked query, beside this product's topic grouping.
+    assert gap["query"] == "terraform state locking"
+    assert gap["topic"] == "terraform"
+    assert gap["queries"] == ["terraform state locking", "terraform modules"]
+    assert gap["count"] == 3
