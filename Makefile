@@ -19,7 +19,7 @@ DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio
 .PHONY: help install dashboard browser tools run test test-unit test-integration test-security test-e2e test-deploy check-k8s lint \
 	typecheck \
 	proto proto-check up down logs test-compose bench-locomo bench-search bench-baseline bench-import \
-	bench-soak bench-maintenance bench-capacity clean
+	bench-soak bench-maintenance bench-capacity bench-faults clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -121,6 +121,9 @@ bench-capacity: install ## what a memory costs in Postgres, the indexes and memo
 
 bench-soak: install ## 30 min of steady stores and searches: latency, errors, RSS over time (docs/benchmarks/soak.md)
 	$(PY) tests/bench/soak.py
+
+bench-faults: install ## the replica and crash-under-load tests at full size (2,000 and 1,000 stores)
+	$(PY) tests/bench/full_size_faults.py
 
 up: ## the workstation stack with Docker Compose (needs .env: cp .env.example .env)
 	docker compose up -d --build

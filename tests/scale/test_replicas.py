@@ -1,6 +1,6 @@
 """Replicas share the work and losing one loses nothing: the session stack plus a second ingest,
 a second enrichment and a second maintenance process (the same modules, the same Postgres and
-NATS), two gateways (one in front of each ingest), 2,000 stores and 200 searches over REST,
+NATS), two gateways (one in front of each ingest), 200 stores and 20 searches over REST,
 and the second replica of each part killed (SIGKILL) half-way through.
 
 Afterwards: every acknowledged store is readable and findable, each memory exists once, each
@@ -12,6 +12,7 @@ the embedded engines, which only one process may open (docs/scaling.md).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import subprocess
 import sys
@@ -37,7 +38,9 @@ from exocortex.testing.processes import listening_process
 
 pytestmark = pytest.mark.integration
 
-STORES = 2_000
+# Enough for both gateways, ingests, enrichments and maintenances to share the work before and
+# after the kill half-way; the full-size run (2,000) is tests/bench/full_size_faults.py.
+STORES = int(os.environ.get("EXO_TEST_REPLICA_STORES", "200"))
 SEARCH_EVERY = 10
 KILL_AFTER = STORES // 2
 CONCURRENCY = 8
@@ -277,7 +280,7 @@ async def check_nothing_lost(
 
     # Searchable: an exact note finds its memory (through either gateway).
     active = [s for s in ledger.stored.values() if s["dedup_action"] == "created"]
-    for n, stored in enumerate(random.Random(7).sample(active, 50)):
+    for n, stored in enumerate(random.Random(7).sample(active, min(50, len(active)))):
         body = {"query": stored["content"], "namespace": namespace, "limit": 10}
 
         async def found(
