@@ -39,9 +39,9 @@ class ObserveMiddleware:
             await self.app(scope, receive, send_with_id)
         finally:
             # The router records the matched route in the scope: its template is the label, so
-            # ids, namespaces and query text never become label values.
+            # ids, namespaces and query text never become label values; nor does an odd method.
             route = getattr(scope.get("route"), "path", None) or "unmatched"
-            method = scope["method"]
+            method = metrics.method_label(scope["method"])
             metrics.HTTP_REQUESTS.labels(method, route, str(status)).inc()
             metrics.HTTP_DURATION.labels(method, route).observe(time.perf_counter() - start)
             correlation_id.reset(token)
