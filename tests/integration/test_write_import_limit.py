@@ -1,6 +1,7 @@
-"""The import batch limit (``IMPORT_MAX``, 10,000 memories a call): a larger batch is refused
-as a whole with a 4xx naming the field, by the gateway and by ingest itself (a gRPC caller need
-not be the gateway), and nothing of it is stored."""
+"""The import batch limits: the gateway's ``EXO_MAX_IMPORT_BATCH`` (1,000 memories a request by
+default) and the hard ceiling of every caller (``IMPORT_MAX``, 10,000, held by the request schema
+and by ingest itself, as a gRPC caller need not be the gateway). A batch over a limit is refused
+as a whole with a 400 naming ``memories`` and saying what to do, and nothing of it is stored."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from exocortex.api.limits import IMPORT_MAX
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc
+from exocortex.testing.gateway import serve_gateway
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -26,7 +28,37 @@ async def _count(db: Conn, namespace: str) -> int:
     return int(row["n"])
 
 
-async def test_an_import_over_the_limit_is_a_clear_400(
+async def test_an_import_over_the_gateways_batch_limit_is_a_clear_400(
+    api: httpx.AsyncClient, stack_db: Conn, namespace: str
+) -> None:
+    memories = [{"content": f"note {i}", "namespace": namespace} for i in range(1_001)]
+    reply = await api.post("/api/memories/import", json={"memories": memories})
+    assert reply.status_code == 400, reply.text
+    problem = reply.json()
+    assert problem["field"] == "memories", problem
+    assert "at most 1000 memories per import request; split the import" in problem["detail"]
+    assert await _count(stack_db, namespace) == 0
+
+
+async def test_the_batch_limit_is_set_by_exo_max_import_batch(
+    exo_stack: Stack, stack_db: Conn, namespace: str
+) -> None:
+    memories = [{"content": f"limit note {i}", "namespace": namespace} for i in range(4)]
+    async with (
+        serve_gateway(exo_stack, EXO_MAX_IMPORT_BATCH="3") as url,
+        httpx.AsyncClient(base_url=url, timeout=60.0) as client,
+    ):
+        over = await client.post("/api/memories/import", json={"memories": memories})
+        assert over.status_code == 400, over.text
+        assert "at most 3 memories" in over.json()["detail"]
+        assert await _count(stack_db, namespace) == 0
+        within = await client.post("/api/memories/import", json={"memories": memories[:3]})
+        assert within.status_code == 200, within.text
+        assert within.json()["imported"] == 3
+    assert await _count(stack_db, namespace) == 3
+
+
+async def test_an_import_over_the_ceiling_is_a_clear_400(
     api: httpx.AsyncClient, stack_db: Conn, namespace: str
 ) -> None:
     memories = [{"content": f"note {i}", "namespace": namespace} for i in range(IMPORT_MAX + 1)]
@@ -36,10 +68,6 @@ async def test_an_import_over_the_limit_is_a_clear_400(
     assert problem["field"].startswith("memories"), problem
     assert str(IMPORT_MAX) in problem["detail"].replace(",", ""), problem
     assert await _count(stack_db, namespace) == 0
-    # A batch within the limit goes through.
-    ok = await api.post("/api/memories/import", json={"memories": memories[:2]})
-    assert ok.status_code == 200, ok.text
-    assert ok.json()["imported"] == 2
 
 
 async def test_ingest_refuses_an_import_over_the_limit_itself(
