@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from exocortex.testing.keyed import Keyed
 from exocortex.testing.wait import until_async
 
 
@@ -35,3 +36,20 @@ async def test_knowledge_gaps_keep_the_originals_query_field(
     assert gap["topic"] == "terraform"
     assert gap["queries"] == ["terraform state locking", "terraform modules"]
     assert gap["count"] == 3
+
+
+async def test_contradiction_detection_takes_no_body(keyed: Keyed) -> None:
+    # A key scoped to one namespace, so the run (every default: all the namespaces the caller
+    # may see) stays inside this test's namespace on the shared stack.
+    for reply in (
+        await keyed.rw.post("/api/contradictions/detect"),
+        await keyed.rw.post(
+            "/api/contradictions/detect", content=b"", headers={"content-type": "application/json"}
+        ),
+    ):
+        assert reply.status_code in (200, 202), reply.text
+        assert reply.json()["run_id"], reply.text
+        assert reply.json()["dry_run"] is False
+    # A body is still checked: unknown fields are refused.
+    bad = await keyed.rw.post("/api/contradictions/detect", json={"bogus": 1})
+    assert bad.status_code == 400, bad.text

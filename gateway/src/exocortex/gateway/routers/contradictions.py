@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Body, Path, Query, Response
 
 from exocortex.api.limits import CONTRADICTION_STATUS_MAX, ID_MAX, MAINTENANCE_LIST_MAX
 from exocortex.api.maintenance import (
@@ -36,9 +36,13 @@ ContradictionId = Annotated[str, Path(min_length=1, max_length=ID_MAX)]
     "/contradictions/detect", response_model=ReportOut | JobRunOut, responses=RUN_RESPONSES
 )
 async def detect_contradictions(
-    body: DetectBody, backends: BackendsDep, response: Response
+    backends: BackendsDep,
+    response: Response,
+    # The original takes no body: a missing or empty one means every default.
+    body: Annotated[DetectBody, Body(default_factory=DetectBody)],
 ) -> dict[str, Any]:
-    """Batch detection over the namespace(s); new pairs are recorded as pending."""
+    """Batch detection over the namespace(s); new pairs are recorded as pending. The body
+    is optional."""
     params = {"min_similarity": body.min_similarity} if body.min_similarity is not None else {}
     run = await start_job(
         backends,
