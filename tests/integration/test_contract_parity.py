@@ -53,3 +53,27 @@ async def test_contradiction_detection_takes_no_body(keyed: Keyed) -> None:
     # A body is still checked: unknown fields are refused.
     bad = await keyed.rw.post("/api/contradictions/detect", json={"bogus": 1})
     assert bad.status_code == 400, bad.text
+
+
+async def test_archive_takes_stale_days_zero(api: httpx.AsyncClient, namespace: str) -> None:
+    stored = await api.post(
+        "/api/memories",
+        json={"content": "A throwaway scratch note.", "namespace": namespace, "importance": 0.1},
+    )
+    assert stored.status_code == 201, stored.text
+    kept = await api.post(
+        "/api/memories",
+        json={"content": "An important design rule.", "namespace": namespace, "importance": 0.9},
+    )
+    assert kept.status_code == 201, kept.text
+    # 0 days: "not touched since now", so the unimportant note stored a moment ago is stale.
+    reply = await api.post(
+        "/api/archive",
+        json={"stale_days": 0, "dry_run": True, "namespace": namespace, "wait_seconds": 60},
+    )
+    assert reply.status_code == 200, reply.text
+    candidates = {c["id"]: c["reason"] for c in reply.json()["candidates"]}
+    assert candidates == {stored.json()["id"]: "stale"}
+    below = await api.post("/api/archive", json={"stale_days": -1, "namespace": namespace})
+    assert below.status_code == 400, below.text
+    assert below.json()["field"] == "stale_days"

@@ -169,7 +169,8 @@ class ImportanceBody(JobBody):
 
 class ArchiveBody(JobBody):
     dry_run: bool = False
-    stale_days: int = Field(default=90, ge=1, le=DAYS_MAX)
+    # 0 is "not touched since now", as in the original.
+    stale_days: int = Field(default=90, ge=0, le=DAYS_MAX)
     max_importance: float = Field(default=0.3, ge=0.0, le=1.0)
     max_access_count: int = Field(default=2, ge=0, le=COUNT_MAX)
     abandoned_days: int = Field(default=365, ge=1, le=DAYS_MAX)

@@ -20,7 +20,7 @@ BATCH = 500
 
 
 class ArchiveParams(Params):
-    stale_days: int = Field(default=90, ge=1, le=36_500)
+    stale_days: int = Field(default=90, ge=0, le=36_500)
     max_importance: float = Field(default=0.3, ge=0.0, le=1.0)
     max_access_count: int = Field(default=2, ge=0, le=1_000_000)
     abandoned_days: int = Field(default=365, ge=1, le=36_500)
