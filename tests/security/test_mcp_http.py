@@ -24,7 +24,7 @@ from exocortex.mcp.http import http_app
 from exocortex.mcp.server import create_server
 from exocortex.mcp.settings import McpSettings
 
-from .conftest import ADMIN, RO, RW, Keyed
+from .conftest import ADMIN, Keyed
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -101,7 +101,9 @@ async def _count(db: psycopg.AsyncConnection[dict[str, Any]], namespace: str) ->
     return int(row["n"])
 
 
-async def test_a_request_without_a_key_is_refused_by_the_adapter(adapter: str) -> None:
+async def test_a_request_without_a_key_is_refused_by_the_adapter(
+    adapter: str, keyed: Keyed
+) -> None:
     # The adapter has a key of its own (ADMIN); it must not serve a keyless client with it.
     async with httpx.AsyncClient(timeout=30.0) as http:
         bare = await http.post(adapter, json=INITIALIZE, headers=MCP_HEADERS)
@@ -111,8 +113,10 @@ async def test_a_request_without_a_key_is_refused_by_the_adapter(adapter: str) -
             adapter, json=INITIALIZE, headers=MCP_HEADERS | {"Authorization": "Bearer"}
         )
         assert empty.status_code == 401
-        keyed = await http.post(adapter, json=INITIALIZE, headers=MCP_HEADERS | {"X-API-Key": RO})
-        assert keyed.status_code == 200, keyed.text
+        with_key = await http.post(
+            adapter, json=INITIALIZE, headers=MCP_HEADERS | {"X-API-Key": keyed.ro_key}
+        )
+        assert with_key.status_code == 200, with_key.text
 
 
 async def test_the_clients_own_key_is_forwarded_and_never_shadowed(
@@ -120,19 +124,19 @@ async def test_the_clients_own_key_is_forwarded_and_never_shadowed(
 ) -> None:
     # Read-only over X-API-Key: searches pass, writes are refused by the gateway, although
     # the adapter's own key (a bearer token, which the gateway would prefer) may write.
-    async with session(adapter, {"X-API-Key": RO}) as call:
+    async with session(adapter, {"X-API-Key": keyed.ro_key}) as call:
         found = await call("memory_search", query="anything", namespace=keyed.a)
         assert not found.is_error, text_of(found)
         denied = await call("memory_store", content="Should not be stored.", namespace=keyed.a)
         assert denied.is_error
         assert "read-only" in text_of(denied)
-    async with session(adapter, {"Authorization": f"Bearer {RO}"}) as call:
+    async with session(adapter, {"Authorization": f"Bearer {keyed.ro_key}"}) as call:
         denied = await call("memory_store", content="Should not be stored.", namespace=keyed.a)
         assert denied.is_error
         assert "read-only" in text_of(denied)
     assert await _count(stack_db, keyed.a) == 0
     # A read-write key scoped to `a` writes there and only there.
-    async with session(adapter, {"Authorization": f"Bearer {RW}"}) as call:
+    async with session(adapter, {"Authorization": f"Bearer {keyed.rw_key}"}) as call:
         stored = await call(
             "memory_store", content="Stored with the client's key.", namespace=keyed.a
         )
@@ -144,7 +148,7 @@ async def test_the_clients_own_key_is_forwarded_and_never_shadowed(
 
 
 async def test_host_and_origin_protection_stays_on(keyed: Keyed) -> None:
-    headers = MCP_HEADERS | {"X-API-Key": RO}
+    headers = MCP_HEADERS | {"X-API-Key": keyed.ro_key}
     async with serve_adapter(keyed.url) as url, httpx.AsyncClient(timeout=30.0) as http:
         rebound = await http.post(url, json=INITIALIZE, headers=headers | {"Host": "evil.example"})
         assert rebound.status_code == 421
@@ -184,7 +188,7 @@ async def test_tools_read_no_file_of_the_adapters_machine(
         str(tmp_path / "*.md"),
         str(link),
     ]
-    async with session(adapter, {"Authorization": f"Bearer {RW}"}) as call:
+    async with session(adapter, {"Authorization": f"Bearer {keyed.rw_key}"}) as call:
         for path in paths:
             refused = await call("memory_ingest", path=path, namespace=keyed.a)
             assert refused.is_error, path

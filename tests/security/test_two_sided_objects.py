@@ -21,7 +21,7 @@ from exocortex.core.ids import new_id
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc, maintenance_pb2, maintenance_pb2_grpc
-from exocortex.testing.keyed import RW, Keyed
+from exocortex.testing.keyed import Keyed
 from exocortex.testing.rest import wait_enriched
 
 from .test_mcp_http import serve_adapter, session
@@ -301,7 +301,7 @@ async def test_resolving_a_crossing_contradiction_over_mcp_fails(
     contradiction_id = await contradiction(stack_db, in_a, in_b)
     async with (
         serve_adapter(keyed.url) as url,
-        session(url, {"Authorization": f"Bearer {RW}"}) as call,
+        session(url, {"Authorization": f"Bearer {keyed.rw_key}"}) as call,
     ):
         listed = await call("memory_contradictions", status="all", namespace=keyed.a)
         assert contradiction_id not in "".join(

@@ -38,6 +38,8 @@ _INTEGRATION_FIXTURES = frozenset(
         "exo_stack",
         "api",
         "change_settings",
+        "keyed",
+        "keyed_gateways",
         "stack_db",
         "embedding_client",
     }
@@ -163,7 +165,9 @@ async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
     yield nats_server.url
 
 
-# The whole stack, for end-to-end and API tests.
+# The whole stack, for end-to-end and API tests, and keyed gateways (the threat model's keys)
+# in front of it, shared by the tests that ask for one.
+from exocortex.testing.keyed import keyed, keyed_gateways  # noqa: E402
 from exocortex.testing.stack import (  # noqa: E402
     api,
     change_settings,
@@ -180,6 +184,8 @@ __all__ = [
     "embedding_client",
     "exo_stack",
     "gateway_url",
+    "keyed",
+    "keyed_gateways",
     "namespace",
     "stack_db",
 ]
