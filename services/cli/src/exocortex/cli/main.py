@@ -24,6 +24,7 @@ from exocortex.cli.commands import (
     lifecycle,
     maintenance,
     memories,
+    observe,
     settings,
     transfer,
 )
@@ -68,6 +69,7 @@ app.add_typer(settings.app, name="settings", rich_help_panel="Goals and settings
 maintenance.register(app)
 backups.register(app)
 lifecycle.register(app)
+observe.register(app)
 
 
 def _data_dir() -> Path:
@@ -140,6 +142,7 @@ def up(
             mcp_url=stack.mcp_url,
             log_dir=str(stack.log_dir),
             started_at=datetime.now(UTC).isoformat(),
+            metrics=stack.metrics_urls,
         ),
         data_dir,
     )

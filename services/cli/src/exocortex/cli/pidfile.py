@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from exocortex.core.config import DEFAULT_DATA_DIR
@@ -21,6 +21,8 @@ class Running:
     mcp_url: str
     log_dir: str
     started_at: str
+    # Each part's Prometheus endpoint by part name (a record from an older exo has none).
+    metrics: dict[str, str] = field(default_factory=dict)
 
 
 def data_dir() -> Path:

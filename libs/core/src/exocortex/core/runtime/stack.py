@@ -120,6 +120,17 @@ class Stack:
         return f"http://{self.config.host}:{self.config.mcp_port}/mcp"
 
     @property
+    def metrics_urls(self) -> dict[str, str]:
+        """Where Prometheus scrapes each part: the services on their own metrics port (on
+        loopback, EXO_METRICS_HOST's default), the gateway at ``/metrics`` on its API port.
+        The MCP adapter has no metrics of its own: its calls are the gateway's requests."""
+        urls = {
+            name: f"http://127.0.0.1:{self.config.metrics_ports[name]}/metrics" for name in SERVICES
+        }
+        urls["gateway"] = f"{self.gateway_url}/metrics"
+        return urls
+
+    @property
     def embedded_nats(self) -> EmbeddedNats | None:
         """The NATS server this stack started (None when using an external one)."""
         return self._nats

@@ -17,6 +17,7 @@ import typer
 
 from exocortex.cli import output, pidfile
 from exocortex.cli.client import ApiError, Client
+from exocortex.cli.commands.observe import metrics_urls
 from exocortex.cli.config import ConfigError, config_path, resolve
 from exocortex.cli.context import State
 from exocortex.core.runtime.ports import port_is_open
@@ -60,6 +61,8 @@ def status(ctx: typer.Context, as_json: Json = False) -> None:
         if running is None
         else {"pid": running.pid, "started_at": running.started_at, "logs": running.log_dir},
         "health": health,
+        # Where Prometheus scrapes each part (`exo observe --config` writes the scrape config).
+        "metrics": metrics_urls(running, url),
     }
     healthy = bool(health) and health.get("status") == "ok"
     if as_json:
