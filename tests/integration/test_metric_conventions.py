@@ -102,24 +102,29 @@ def metrics_urls(stack: Stack) -> dict[str, str]:
     return urls
 
 
-async def scrape(stack: Stack) -> Scrape:
+def parse(texts: dict[str, str]) -> Scrape:
+    """Each part's exposition (part -> /metrics text) as families and label values."""
     families: list[Family] = []
     labels: Labels = {}
+    for part, text in texts.items():
+        for family in text_string_to_metric_families(text):
+            names = frozenset(s.name for s in family.samples)
+            families.append(Family(part, family.name, family.type, names))
+            for sample in family.samples:
+                for label, value in sample.labels.items():
+                    if label not in STRUCTURAL_LABELS:
+                        labels.setdefault((part, family.name, label), set()).add(value)
+    return Scrape(families, labels)
+
+
+async def scrape(stack: Stack) -> Scrape:
+    texts: dict[str, str] = {}
     async with httpx.AsyncClient(timeout=30.0) as client:
         for part, url in metrics_urls(stack).items():
             reply = await client.get(url)
             assert reply.status_code == 200, f"{part} {url}: {reply.status_code}"
-            for family in text_string_to_metric_families(reply.text):
-                families.append(
-                    Family(
-                        part, family.name, family.type, frozenset(s.name for s in family.samples)
-                    )
-                )
-                for sample in family.samples:
-                    for label, value in sample.labels.items():
-                        if label not in STRUCTURAL_LABELS:
-                            labels.setdefault((part, family.name, label), set()).add(value)
-    return Scrape(families, labels)
+            texts[part] = reply.text
+    return parse(texts)
 
 
 async def bounded(calls: list[Callable[[], Awaitable[None]]], at_once: int = 4) -> None:
@@ -214,10 +219,9 @@ async def test_every_part_serves_exo_metrics(measured: tuple[Scrape, Scrape, Loa
     assert parts == {*SERVICES, "gateway"}, f"parts exporting exo_ metrics: {sorted(parts)}"
 
 
-async def test_names_follow_the_conventions(measured: tuple[Scrape, Scrape, Load]) -> None:
-    _, after, _ = measured
+def name_problems(families: list[Family]) -> list[str]:
     problems: list[str] = []
-    for f in after.families:
+    for f in families:
         where = f"{f.part}: {f.name} ({f.type})"
         if f.type == "counter":
             odd = sorted(s for s in f.sample_names if not s.endswith(("_total", "_created")))
@@ -238,12 +242,10 @@ async def test_names_follow_the_conventions(measured: tuple[Scrape, Scrape, Load
         timestamp = f.type == "gauge" and "timestamp" in name_tokens(f.name)
         if timestamp and not f.name.endswith("_timestamp_seconds"):
             problems.append(f"{where}: a timestamp is <name>_timestamp_seconds")
-    assert not problems, "\n".join(problems)
+    return problems
 
 
-async def test_label_values_are_bounded(measured: tuple[Scrape, Scrape, Load]) -> None:
-    before, after, load = measured
-    forbidden = load.forbidden()
+def label_problems(before: Scrape, after: Scrape, forbidden: set[str]) -> list[str]:
     problems: list[str] = []
     for (part, family, label), values in sorted(after.labels.items()):
         where = f"{part}: {family}{{{label}}}"
@@ -259,13 +261,60 @@ async def test_label_values_are_bounded(measured: tuple[Scrape, Scrape, Load]) -
                 problems.append(f"{where}: an id as a value: {value!r}")
             elif re.search(r"\s", value):
                 problems.append(f"{where}: free text as a value: {value!r}")
+    return problems
+
+
+async def test_names_follow_the_conventions(measured: tuple[Scrape, Scrape, Load]) -> None:
+    _, after, _ = measured
+    problems = name_problems(after.families)
     assert not problems, "\n".join(problems)
 
 
+async def test_label_values_are_bounded(measured: tuple[Scrape, Scrape, Load]) -> None:
+    before, after, load = measured
+    problems = label_problems(before, after, load.forbidden())
+    assert not problems, "\n".join(problems)
+
+
+BROKEN = """\
+# TYPE exo_lag_total gauge
+exo_lag_total 3
+# TYPE exo_store_duration_ms histogram
+exo_store_duration_ms_bucket{le="+Inf"} 1
+exo_store_duration_ms_sum 5
+exo_store_duration_ms_count 1
+# TYPE exo_cache_kb gauge
+exo_cache_kb 12
+# TYPE exo_last_run_timestamp gauge
+exo_last_run_timestamp 1.7e9
+# TYPE exo_searches_total counter
+exo_searches_total{namespace="ns-7"} 1
+exo_searches_total{memory_id="01JF8Z6M7Q9V0W3X4Y5Z6A7B8C"} 1
+exo_searches_total{query="which broker did we pick"} 1
+"""
+
+
+def test_the_checks_catch_each_broken_convention() -> None:
+    """Each rule fails on an exposition that breaks it, so a green run means something."""
+    names = "\n".join(name_problems(parse({"part": BROKEN}).families))
+    assert "exo_lag_total (gauge): only a counter's name ends in _total" in names
+    assert "exo_store_duration_ms (histogram): not in base units (ms)" in names
+    assert "exo_store_duration_ms (histogram): a histogram is in seconds or bytes" in names
+    assert "exo_cache_kb (gauge): not in base units (kb)" in names
+    assert "exo_last_run_timestamp (gauge): a timestamp is <name>_timestamp_seconds" in names
+    many = "".join(f'exo_reads_total{{route="/r/{i}"}} 1\n' for i in range(MAX_NEW_VALUES + 1))
+    after = parse({"part": BROKEN + "# TYPE exo_reads_total counter\n" + many})
+    labels = "\n".join(label_problems(parse({}), after, forbidden={"ns-7"}))
+    assert "exo_searches{namespace}: a value the load sent: 'ns-7'" in labels
+    assert "exo_searches{memory_id}: an id as a value" in labels
+    assert "exo_searches{query}: free text as a value" in labels
+    assert f"exo_reads{{route}}: {MAX_NEW_VALUES + 1} new values from the load" in labels
+    assert not name_problems(parse({"part": "# TYPE exo_ok_seconds histogram\n"}).families)
+
+
 def test_the_load_would_show_an_unbounded_label() -> None:
-    """The checks above catch what they claim to: each varied input outnumbers the new values
-    a label may gain, and the id pattern matches the ids the stack makes."""
+    """Each varied input outnumbers the new values a label may gain, and the id pattern
+    matches the ids the stack makes but not a route template."""
     assert min(DISTINCT, len(ODD_METHODS)) > MAX_NEW_VALUES
     assert ULID_LIKE.fullmatch(str(ULID()))
     assert not ULID_LIKE.search("/api/memories/{memory_id}")
-    assert name_tokens("exo_store_duration_ms") & NON_BASE_UNITS
