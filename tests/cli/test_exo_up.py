@@ -156,6 +156,13 @@ def test_up_detached_keeps_a_pid_file_and_a_log_and_down_stops_it(tmp_path: Path
         status = _exo(env, "status")
         assert status.returncode == 0, status.stdout + status.stderr
         assert str(pid) in status.stdout + status.stderr
+        # Every part's metrics, as `exo observe --config` scrapes them, answer where reported.
+        metrics = json.loads(_exo(env, "status", "--json").stdout)["metrics"]
+        assert set(metrics) == {*DEFAULT_METRICS_PORTS, "gateway"}, metrics
+        for part, url in metrics.items():
+            scraped = httpx.get(url, timeout=10)
+            assert scraped.status_code == 200, f"{part} {url}: {scraped.status_code}"
+            assert "# TYPE " in scraped.text, f"{part} {url}: not Prometheus metrics"
     finally:
         stopped = _exo(env, "down", "--timeout", str(STOP_SECONDS), "--force")
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
