@@ -22,7 +22,7 @@ import httpx
 import psycopg
 import pytest
 
-from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -236,16 +236,14 @@ class Healed:
 
 
 def test_every_part_killed_under_load_loses_nothing_acknowledged(
-    data_dir: Path, supervise: Supervise
+    fault_stack: Stack, supervise: Supervise
 ) -> None:
-    # Durable commits, as `exo up` runs it. Without them (the test-only mode also turns off
-    # synchronous_commit) a store acknowledged just before the kill is lost with Postgres.
-    config = StackConfig.with_free_ports(
-        data_dir, postgres_fsync=True, extra_env={"EXO_STORE_WAIT_MS": "1000"}
-    )
+    # The shared fault stack commits durably, as `exo up` runs it. Without that (the test-only
+    # mode also turns off synchronous_commit) a store acknowledged just before the kill is lost
+    # with Postgres.
+    stack = fault_stack
     healed: list[Healed] = []
     with (
-        Stack(config, on_event=print) as stack,
         supervise(stack),
         httpx.Client(base_url=stack.gateway_url, timeout=30) as client,
     ):

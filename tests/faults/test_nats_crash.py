@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.wait import until
 
 pytestmark = pytest.mark.e2e
@@ -64,13 +64,10 @@ def _store(client: httpx.Client, content: str) -> dict[str, object]:
 
 
 def test_killed_nats_is_restarted_and_the_stack_catches_up(
-    data_dir: Path, supervise: Supervise
+    fault_stack: Stack, supervise: Supervise
 ) -> None:
-    config = StackConfig.with_free_ports(
-        data_dir, postgres_fsync=False, extra_env={"EXO_STORE_WAIT_MS": "1000"}
-    )
+    stack = fault_stack
     with (
-        Stack(config, on_event=print) as stack,
         supervise(stack) as supervisor,
         httpx.Client(base_url=stack.gateway_url, timeout=30) as client,
     ):

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack
 from exocortex.testing.wait import until
 
 pytestmark = pytest.mark.e2e
@@ -43,14 +43,12 @@ def _grpc_health(addr: str) -> str:
 
 
 def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
-    data_dir: Path, supervise: Supervise
+    fault_stack: Stack, supervise: Supervise
 ) -> None:
-    # Durable commits, as `exo up` runs it: an acknowledged store must survive the crash.
-    config = StackConfig.with_free_ports(
-        data_dir, postgres_fsync=True, extra_env={"EXO_STORE_WAIT_MS": "1000"}
-    )
+    # The shared fault stack commits durably, as `exo up` runs it: an acknowledged store must
+    # survive the crash.
+    stack = fault_stack
     with (
-        Stack(config, on_event=print) as stack,
         supervise(stack) as supervisor,
         httpx.Client(base_url=stack.gateway_url, timeout=30) as client,
     ):
@@ -128,7 +126,7 @@ def test_killed_postgres_is_restarted_and_nothing_acknowledged_is_lost(
         # Meanwhile it listens and says it is starting, so the gateway can tell it from a crash.
         # Watched for longer than the pool's 30 s connect timeout: a service that gave up opening
         # its pool there would have exited by now.
-        ingest_addr = f"127.0.0.1:{config.grpc_ports['ingest']}"
+        ingest_addr = f"127.0.0.1:{stack.config.grpc_ports['ingest']}"
         waiting = time.monotonic()
         seen_starting: float | None = None
         seen_by_gateway: float | None = None
