@@ -27,6 +27,7 @@ from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import maintenance_pb2, maintenance_pb2_grpc
 from exocortex.testing.processes import listening_process
 from exocortex.testing.rest import store
+from exocortex.testing.settings import ApplySettings
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 WEIGHTS = ("scoring.recency_weight", "scoring.frequency_weight", "scoring.graph_weight")
@@ -175,8 +176,10 @@ async def _regression(api: httpx.AsyncClient, **params: Any) -> dict[str, Any]:
 
 
 async def test_regression_baselines_are_set_updated_promoted_and_reset(
-    api: httpx.AsyncClient, namespace: str
+    api: httpx.AsyncClient, namespace: str, change_settings: ApplySettings
 ) -> None:
+    # Drifts here are on purpose: no alert memory in the shared stack's default namespace.
+    await change_settings({"retrieval_regression.create_alert_memory": "false"})
     notes = [
         f"The {namespace} lighthouse lamp is serviced every spring.",
         f"The {namespace} lighthouse keeper logs the fog signals.",
@@ -197,6 +200,7 @@ async def test_regression_baselines_are_set_updated_promoted_and_reset(
     drifted = await _regression(api, **kw)
     assert drifted["baselines_set"] == 0
     assert drifted["alerts"] == 1
+    assert drifted["alert_memory_id"] is None
     assert ids[0] not in drifted["results"][0]["current_ids"]
 
     updated = await _regression(api, update_baselines=True, **kw)
