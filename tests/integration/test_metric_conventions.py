@@ -94,14 +94,6 @@ class Load:
         return {*self.namespaces, *self.memory_ids, *self.queries, *self.paths, *self.methods}
 
 
-def metrics_urls(stack: Stack) -> dict[str, str]:
-    urls = {
-        name: f"http://127.0.0.1:{stack.config.metrics_ports[name]}/metrics" for name in SERVICES
-    }
-    urls["gateway"] = f"{stack.gateway_url}/metrics"
-    return urls
-
-
 def parse(texts: dict[str, str]) -> Scrape:
     """Each part's exposition (part -> /metrics text) as families and label values."""
     families: list[Family] = []
@@ -120,7 +112,7 @@ def parse(texts: dict[str, str]) -> Scrape:
 async def scrape(stack: Stack) -> Scrape:
     texts: dict[str, str] = {}
     async with httpx.AsyncClient(timeout=30.0) as client:
-        for part, url in metrics_urls(stack).items():
+        for part, url in stack.metrics_urls.items():
             reply = await client.get(url)
             assert reply.status_code == 200, f"{part} {url}: {reply.status_code}"
             texts[part] = reply.text
