@@ -233,7 +233,7 @@ async def test_a_backup_file_with_a_path_id_is_refused_and_fails_deep_verify(
     folder = Path(exo_stack.config.data_dir) / "backups"
     name = _write_backup(folder, [good, bad])
     try:
-        await _refused_and_not_verified(keyed, stack_db, name, good["id"])
+        await assert_refused_and_not_verified(keyed, stack_db, name, good["id"])
     finally:
         _remove(folder / name)  # other tests list the backups folder
 
@@ -242,7 +242,7 @@ def _remove(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-async def _refused_and_not_verified(keyed: Keyed, stack_db: Db, name: str, good: str) -> None:
+async def assert_refused_and_not_verified(keyed: Keyed, stack_db: Db, name: str, good: str) -> None:
     fast = await keyed.admin.post(f"/api/backups/{name}/verify", json={"passphrase": PASS})
     assert fast.json()["ok"] is True, fast.text  # the file itself is sound
     for dry_run in (True, False):

@@ -78,7 +78,11 @@ def test_a_bad_memory_is_named_by_section_index_and_field(item: Any, field: str)
 
 def test_an_embedding_of_another_model_is_only_checked_for_shape() -> None:
     other = base64.b64encode(np.ones(8, dtype="<f4").tobytes()).decode()
-    _check(("memories", _memory(embedding_model="another-model", embedding=other)))
+    counts = _check(("memories", _memory(embedding_model="another-model", embedding=other)))
+    assert counts == {"memories": 1}
+    # The same 8 dimensions under the running model's name are the wrong shape.
+    with pytest.raises(InvalidArgument):
+        _check(("memories", _memory(embedding=other)))
 
 
 def test_an_unknown_section_is_refused() -> None:
