@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -79,6 +80,14 @@ def require_text(value: str, name: str) -> str:
     if not stripped:
         raise ToolError(f"`{name}` is empty; give some text")
     return stripped
+
+
+def given_null(ctx: Context, names: Iterable[str]) -> list[str]:
+    """The ``names`` the call gave as an explicit ``null``. A tool's parameters default to
+    None, so only the call's own arguments tell "clear this" from "leave it as it is"."""
+    params = ctx.request_context.params or {}
+    arguments = params.get("arguments") or {}
+    return [name for name in names if name in arguments and arguments[name] is None]
 
 
 def body(**fields: Any) -> dict[str, Any]:

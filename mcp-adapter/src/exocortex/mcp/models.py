@@ -224,10 +224,20 @@ class SnapshotOutput(Out):
     goals: list[Goal]
 
 
+class HealthCheck(Out):
+    name: str
+    status: str
+    detail: str
+    suggestion: str
+
+
 class PingOutput(Out):
     status: str
     gateway_url: str
     dependencies: dict[str, str] = Field(default_factory=dict)
+    # The memory health checks (GET /api/maintenance/health), as the original's ping had them.
+    health: str | None = None
+    checks: list[HealthCheck] = Field(default_factory=list)
     active: int | None = None
     total: int | None = None
     chunks: int | None = None

@@ -11,13 +11,14 @@ from exocortex.api.limits import (
     CLUSTER_SIZE_MAX,
     CLUSTER_SIZE_MIN,
     CONSOLIDATION_SIMILARITY_MIN,
+    COUNT_MAX,
     MAINTENANCE_WAIT_MAX,
     TAG_SIMILARITY_MAX,
     TAG_SIMILARITY_MIN,
 )
 from exocortex.api.vocabulary import ContradictionStatus, TimeBucket
 from exocortex.mcp.common import Api, result
-from exocortex.mcp.models import Out
+from exocortex.mcp.models import HealthCheck, Out
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
@@ -40,13 +41,6 @@ JobName = Literal[
 WAIT_SECONDS = min(60.0, MAINTENANCE_WAIT_MAX)
 # Lists shown to a model are kept shorter than REST allows: each item is a line of its context.
 LIST_MAX = 100
-
-
-class HealthCheck(Out):
-    name: str
-    status: str
-    detail: str
-    suggestion: str
 
 
 class JobResult(Out):
@@ -75,20 +69,74 @@ def _summary(report: dict[str, Any] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in changes.items()) or "no changes"
 
 
+# The original's flags (docs/maintenance.md), each the job of this product that does its work
+# (with the parameters that make it do just that). `reembed` embeds rows that have no vector;
+# `reembed_all` also re-embeds rows another model embedded, at most `reembed_all_limit` of them.
+FLAG_JOBS: dict[str, tuple[JobName, dict[str, Any]]] = {
+    "reembed": ("repair", {"reembed": True, "stale_model": False, "prune_outbox_days": 0}),
+    "backfill_entities": ("entity-backfill", {}),
+    "recalibrate": ("importance", {}),
+    "densify_graph": ("graph", {}),
+    "build_co_retrieval_links": ("graph", {}),
+    "tune_weights": ("weights", {}),
+}
+REEMBED_ALL_LIMIT = 100
+
+
+def planned_jobs(
+    run: list[JobName], flags: dict[str, bool], reembed_all: bool, reembed_all_limit: int
+) -> dict[str, dict[str, Any]]:
+    """Job name -> parameters, in order: the `run` list, then each flag's job (once)."""
+    plan: dict[str, dict[str, Any]] = {job: {} for job in run}
+    for flag, (job, params) in FLAG_JOBS.items():
+        if flags.get(flag):
+            plan[job] = {**plan.get(job, {}), **params}
+    if reembed_all:
+        plan["repair"] = {
+            "reembed": True,
+            "stale_model": True,
+            "limit": reembed_all_limit,
+            "prune_outbox_days": 0,
+        }
+    return plan
+
+
 async def memory_maintenance(
     ctx: Context,
     run: Annotated[list[JobName], Field(max_length=10)] = ["importance", "archival"],  # noqa: B006
     dry_run: bool = False,
     namespace: str | None = None,
+    reembed: bool = False,
+    backfill_entities: bool = False,
+    recalibrate: bool = False,
+    densify_graph: bool = False,
+    build_co_retrieval_links: bool = False,
+    tune_weights: bool = False,
+    reembed_all: bool = False,
+    reembed_all_limit: Annotated[int, Field(ge=1, le=COUNT_MAX)] = REEMBED_ALL_LIMIT,
 ) -> Annotated[CallToolResult, MaintenanceOutput]:
-    """Run maintenance jobs (default importance + archival) and report the 8 health checks."""
+    """Run maintenance jobs (default importance + archival; each flag adds its job) and report
+    the 8 health checks."""
     api = Api(ctx)
+    flags = {
+        "reembed": reembed,
+        "backfill_entities": backfill_entities,
+        "recalibrate": recalibrate,
+        "densify_graph": densify_graph,
+        "build_co_retrieval_links": build_co_retrieval_links,
+        "tune_weights": tune_weights,
+    }
     runs = []
-    for job in dict.fromkeys(run):
+    for job, params in planned_jobs(run, flags, reembed_all, reembed_all_limit).items():
         raw = await api.call(
             "POST",
             f"/api/maintenance/jobs/{job}/run",
-            json={"dry_run": dry_run, "namespace": namespace, "wait_seconds": WAIT_SECONDS},
+            json={
+                "dry_run": dry_run,
+                "namespace": namespace,
+                "params": params,
+                "wait_seconds": WAIT_SECONDS,
+            },
         )
         runs.append(
             JobResult(

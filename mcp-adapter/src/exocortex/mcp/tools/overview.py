@@ -66,9 +66,11 @@ def _hits(raw: dict[str, Any], section: str) -> list[Hit]:
 async def memory_ping(
     ctx: Context, namespace: str | None = None
 ) -> Annotated[CallToolResult, PingOutput]:
-    """Is Exocortex up? Health of its parts and memory counts."""
+    """Is Exocortex up? Health of its parts, memory counts and the memory health checks."""
     api = Api(ctx)
-    health, counts = await asyncio.gather(api.call("GET", "/health"), _counts(api, namespace))
+    health, counts, checks = await asyncio.gather(
+        api.call("GET", "/health"), _counts(api, namespace), _checks(api, namespace)
+    )
     deps = {
         name: str(state.get("status", state)) if isinstance(state, dict) else str(state)
         for name, state in (health.get("dependencies") or {}).items()
@@ -79,6 +81,8 @@ async def memory_ping(
             "status": health.get("status", "unknown"),
             "gateway_url": api.state.gateway.base_url,
             "dependencies": deps,
+            "health": (checks or {}).get("overall"),
+            "checks": (checks or {}).get("checks") or [],
         }
     )
     lines = [f"Exocortex {out.status} at {out.gateway_url}"]
@@ -91,7 +95,20 @@ async def memory_ping(
             f"  {out.active} active memories ({out.total} in all, {out.chunks} chunks), "
             f"{out.entities} entities, {out.tags} tags; oldest {out.oldest}, newest {out.newest}"
         )
+    if out.health is not None:
+        lines.append(f"  memory health: {out.health}")
+        for c in out.checks:
+            tip = f" → {c.suggestion}" if c.status != "ok" and c.suggestion else ""
+            lines.append(f"  - {c.name}: {c.status} ({c.detail}){tip}")
     return result("\n".join(lines), out)
+
+
+async def _checks(api: Api, namespace: str | None) -> dict[str, Any] | None:
+    try:
+        raw = await api.call("GET", "/api/maintenance/health", params={"namespace": namespace})
+    except UnsupportedRoute:
+        return None
+    return raw if isinstance(raw, dict) else None
 
 
 async def _counts(api: Api, namespace: str | None) -> dict[str, Any] | None:

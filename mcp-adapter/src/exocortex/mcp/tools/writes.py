@@ -15,6 +15,7 @@ from exocortex.mcp.common import (
     Api,
     body,
     check_id,
+    given_null,
     ids_argument,
     memory,
     memory_facts,
@@ -47,6 +48,17 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 DIGEST_WHO = ("agent", "session_id", "model_id", "provider")
 # How much of a memory the update and delete replies quote (the original tool's length).
 PREVIEW_CHARS = 80
+# memory_update fields an explicit null clears (the original's nullable fields).
+CLEARABLE = (
+    "source_uri",
+    "provider",
+    "model_id",
+    "model_name",
+    "agent",
+    "session_id",
+    "conversation_id",
+    "expires_at",
+)
 
 
 async def memory_store(
@@ -135,9 +147,9 @@ async def memory_update(
         dict[str, Any] | None, Field(description="merged; a null value deletes a key")
     ] = None,
     is_metadata: bool | None = None,
-    expires_at: Annotated[str | None, Field(description="ISO 8601; empty clears")] = None,
+    expires_at: Annotated[str | None, Field(description="ISO 8601; empty or null clears")] = None,
     namespace: str | None = None,
-    source_uri: str | None = None,
+    source_uri: Annotated[str | None, Field(description="null clears")] = None,
     provider: str | None = None,
     model_id: str | None = None,
     model_name: str | None = None,
@@ -145,7 +157,8 @@ async def memory_update(
     session_id: str | None = None,
     conversation_id: str | None = None,
 ) -> Annotated[CallToolResult, MemoryOutput]:
-    """Change fields of a memory; fields left out stay as they are."""
+    """Change fields of a memory; fields left out stay as they are, an explicit null clears
+    source_uri, expires_at and the attribution fields."""
     patch = body(
         content=require_text(content, "content") if content is not None else None,
         tags=tags,
@@ -165,6 +178,9 @@ async def memory_update(
     )
     if expires_at is not None:
         patch["expires_at"] = expires_at or None
+    # An explicit null clears the field, as in the original (a field left out stays).
+    for name in given_null(ctx, CLEARABLE):
+        patch[name] = None
     if not patch:
         raise ToolError("No update fields provided: give at least one field besides `id`.")
     memory_id = check_id(id)
