@@ -1,14 +1,14 @@
-"""A store while NATS is down still commits, and is indexed once NATS is back."""
+"""A store while NATS is down (stopped, not killed: a planned restart) still commits, and is
+indexed once NATS is back. On the fault tests' shared stack."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
-from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.core.runtime.stack import Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -19,11 +19,9 @@ def _search(client: httpx.Client, query: str) -> list[str]:
     return [r["memory"]["id"] for r in reply.json()["results"]]
 
 
-def test_store_during_nats_outage_is_kept_and_indexed_later(tmp_path: Path) -> None:
-    config = StackConfig.with_free_ports(
-        tmp_path / "data", postgres_fsync=False, extra_env={"EXO_STORE_WAIT_MS": "1500"}
-    )
-    with Stack(config) as stack, httpx.Client(base_url=stack.gateway_url, timeout=60) as client:
+def test_store_during_nats_outage_is_kept_and_indexed_later(fault_stack: Stack) -> None:
+    stack = fault_stack
+    with httpx.Client(base_url=stack.gateway_url, timeout=60) as client:
         nats = stack.embedded_nats
         assert nats is not None
         nats.stop()
