@@ -59,7 +59,16 @@ SCOPED_KEY_ALLOWED = frozenset(
 # resolved with keep_id, a lineage or a consolidation) names each end under one of these, and
 # each is looked up: acting on such an object needs access to both ends.
 MEMORY_ID_FIELDS = frozenset(
-    {"memory_id", "source_id", "target_id", "keep_id", "memory_a_id", "memory_b_id", "summary_id"}
+    {
+        "memory_id",
+        "source_id",
+        "target_id",
+        "keep_id",
+        "memory_a_id",
+        "memory_b_id",
+        "summary_id",
+        "parent_id",
+    }
 )
 MEMORY_ID_LIST_FIELDS = frozenset({"ids", "memory_ids", "source_ids"})
 

@@ -75,7 +75,7 @@ def _store_request(body: MemoryCreate) -> ingest_pb2.StoreMemoryRequest:
             }
         ),
     )
-    for name in ("source_uri", "importance", "valence", "is_metadata"):
+    for name in ("source_uri", "importance", "valence", "is_metadata", "parent_id"):
         value = getattr(body, name)
         if value is not None:
             setattr(request, name, value)
@@ -134,7 +134,20 @@ async def create_memory(body: MemoryCreate, backends: BackendsDep) -> dict[str, 
     stored: ingest_pb2.StoreMemoryResponse = await backends.ingest.StoreMemory(
         _store_request(body), timeout=backends.settings.rpc_timeout_seconds
     )
+    if body.parent_id is not None:
+        # A child is indexed with its parent, whose version the store moved on.
+        return _stored(stored, await _await_parent(backends, body.parent_id))
     return _stored(stored, await _await_indexed(backends, stored.memory))
+
+
+async def _await_parent(backends: BackendsDep, parent_id: str) -> bool:
+    reply: retrieval_pb2.GetMemoriesResponse = await backends.retrieval.GetMemories(
+        retrieval_pb2.GetMemoriesRequest(ids=[parent_id]),
+        timeout=backends.settings.rpc_timeout_seconds,
+    )
+    if not reply.memories:
+        return False
+    return await _await_version(backends, parent_id, reply.memories[0].version)
 
 
 @router.post("/import", response_model=ImportResponse | backups.RestoreReport)

@@ -9,7 +9,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from exocortex.api.base import Strict
-from exocortex.api.limits import ATTRIBUTION_MAX, NAMESPACE_MAX, SOURCE_URI_MAX, TAGS_MAX
+from exocortex.api.limits import (
+    ATTRIBUTION_MAX,
+    ID_MAX,
+    NAMESPACE_MAX,
+    SOURCE_URI_MAX,
+    TAGS_MAX,
+)
 from exocortex.api.vocabulary import ContentType, DedupAction, Source
 
 
@@ -34,6 +40,14 @@ class MemoryCreate(Strict):
     agent: str | None = Field(default=None, max_length=ATTRIBUTION_MAX)
     session_id: str | None = Field(default=None, max_length=ATTRIBUTION_MAX)
     conversation_id: str | None = Field(default=None, max_length=ATTRIBUTION_MAX)
+    parent_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX,
+        description="An active memory of the same namespace this one is part of (as a chunk): "
+        "stored as its child, found through it, not listed on its own. 404 when no such "
+        "memory is in the namespace.",
+    )
 
     model_config = ConfigDict(
         allow_inf_nan=False,

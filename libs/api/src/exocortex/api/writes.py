@@ -71,6 +71,8 @@ class ImportItem(MemoryCreate):
     # Checked per item by ingest, so one empty item fails alone instead of the whole import.
     content: str = Field(description="The memory text; an empty one is reported in `errors`.")
     source: Source = "import"
+    # An import stores memories of their own; a child is stored with POST /api/memories.
+    parent_id: None = Field(default=None, description="Not taken by an import.")
 
 
 class ImportRequest(Strict):

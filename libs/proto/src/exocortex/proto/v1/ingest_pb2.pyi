@@ -38,6 +38,7 @@ class StoreMemoryRequest(_message.Message):
     IS_METADATA_FIELD_NUMBER: _builtins.int
     BENCHMARK_FIELD_NUMBER: _builtins.int
     EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    PARENT_ID_FIELD_NUMBER: _builtins.int
     content: _builtins.str
     namespace: _builtins.str
     content_type: _builtins.str
@@ -49,6 +50,10 @@ class StoreMemoryRequest(_message.Message):
     """JSON object, serialised; empty means none."""
     is_metadata: _builtins.bool
     benchmark: _builtins.bool
+    parent_id: _builtins.str
+    """An existing memory of the same namespace this one belongs to (a chunk of it, as the
+    original's parent_id): stored as its child, found through it.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -71,10 +76,11 @@ class StoreMemoryRequest(_message.Message):
         is_metadata: _builtins.bool | None = ...,
         benchmark: _builtins.bool = ...,
         expires_at: _timestamp_pb2.Timestamp | None = ...,
+        parent_id: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_importance", b"_importance", "_is_metadata", b"_is_metadata", "_source", b"_source", "_source_uri", b"_source_uri", "_valence", b"_valence", "attribution", b"attribution", "content_type", b"content_type", "expires_at", b"expires_at", "importance", b"importance", "is_metadata", b"is_metadata", "source", b"source", "source_uri", b"source_uri", "valence", b"valence"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_importance", b"_importance", "_is_metadata", b"_is_metadata", "_parent_id", b"_parent_id", "_source", b"_source", "_source_uri", b"_source_uri", "_valence", b"_valence", "attribution", b"attribution", "content_type", b"content_type", "expires_at", b"expires_at", "importance", b"importance", "is_metadata", b"is_metadata", "parent_id", b"parent_id", "source", b"source", "source_uri", b"source_uri", "valence", b"valence"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_importance", b"_importance", "_is_metadata", b"_is_metadata", "_source", b"_source", "_source_uri", b"_source_uri", "_valence", b"_valence", "attribution", b"attribution", "benchmark", b"benchmark", "content", b"content", "content_type", b"content_type", "expires_at", b"expires_at", "importance", b"importance", "is_metadata", b"is_metadata", "metadata_json", b"metadata_json", "namespace", b"namespace", "source", b"source", "source_uri", b"source_uri", "tags", b"tags", "valence", b"valence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_content_type", b"_content_type", "_importance", b"_importance", "_is_metadata", b"_is_metadata", "_parent_id", b"_parent_id", "_source", b"_source", "_source_uri", b"_source_uri", "_valence", b"_valence", "attribution", b"attribution", "benchmark", b"benchmark", "content", b"content", "content_type", b"content_type", "expires_at", b"expires_at", "importance", b"importance", "is_metadata", b"is_metadata", "metadata_json", b"metadata_json", "namespace", b"namespace", "parent_id", b"parent_id", "source", b"source", "source_uri", b"source_uri", "tags", b"tags", "valence", b"valence"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__content_type: _TypeAlias = _typing.Literal["content_type"]  # noqa: Y015
     _WhichOneofArgType__content_type: _TypeAlias = _typing.Literal["_content_type", b"_content_type"]  # noqa: Y015
@@ -82,6 +88,8 @@ class StoreMemoryRequest(_message.Message):
     _WhichOneofArgType__importance: _TypeAlias = _typing.Literal["_importance", b"_importance"]  # noqa: Y015
     _WhichOneofReturnType__is_metadata: _TypeAlias = _typing.Literal["is_metadata"]  # noqa: Y015
     _WhichOneofArgType__is_metadata: _TypeAlias = _typing.Literal["_is_metadata", b"_is_metadata"]  # noqa: Y015
+    _WhichOneofReturnType__parent_id: _TypeAlias = _typing.Literal["parent_id"]  # noqa: Y015
+    _WhichOneofArgType__parent_id: _TypeAlias = _typing.Literal["_parent_id", b"_parent_id"]  # noqa: Y015
     _WhichOneofReturnType__source: _TypeAlias = _typing.Literal["source"]  # noqa: Y015
     _WhichOneofArgType__source: _TypeAlias = _typing.Literal["_source", b"_source"]  # noqa: Y015
     _WhichOneofReturnType__source_uri: _TypeAlias = _typing.Literal["source_uri"]  # noqa: Y015
@@ -94,6 +102,8 @@ class StoreMemoryRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__importance) -> _WhichOneofReturnType__importance | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__is_metadata) -> _WhichOneofReturnType__is_metadata | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__parent_id) -> _WhichOneofReturnType__parent_id | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__source) -> _WhichOneofReturnType__source | None: ...
     @_typing.overload

@@ -34,6 +34,8 @@ class MemoryInput:
     is_metadata: bool | None = None
     expires_at: datetime | None = None
     benchmark: bool = False
+    # An existing memory this one is stored as a child of (see ``store.children``).
+    parent_id: str | None = None
 
 
 @dataclass

@@ -82,6 +82,14 @@ async def raise_and_merge_metadata(
     )
 
 
+async def touch(conn: Conn, memory_id: str) -> None:
+    """A new version of the memory, so its projection (children included) is rebuilt."""
+    await conn.execute(
+        "UPDATE memories SET updated_at = now(), version = version + 1 WHERE id = %s",
+        (memory_id,),
+    )
+
+
 async def lock_is_active(conn: Conn, memory_id: str) -> bool | None:
     """Lock the memory's row; whether it is active (None: it is gone)."""
     cur = await conn.execute(

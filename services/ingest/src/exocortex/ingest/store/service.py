@@ -18,7 +18,7 @@ from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import bulk, memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.ingest import events, metrics
-from exocortex.ingest.store import merge, repository, variants
+from exocortex.ingest.store import children, merge, repository, variants
 from exocortex.ingest.store.config import WriteConfig
 from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
 from exocortex.ingest.store.prepare import Prepared, prepare
@@ -54,15 +54,16 @@ class StoreService:
         outcome = "error"
         try:
             config = await self.config()
-            result = await self.store_prepared(
-                prepare(
-                    request,
-                    config,
-                    max_chars=self.max_content_chars,
-                    default_attribution=self.default_attribution,
-                ),
+            prepared = prepare(
+                request,
                 config,
+                max_chars=self.max_content_chars,
+                default_attribution=self.default_attribution,
             )
+            if request.parent_id:
+                result = await self.store_child(prepared, request.parent_id)
+            else:
+                result = await self.store_prepared(prepared, config)
             outcome = result.dedup_action
             metrics.STORES.labels(result.dedup_action).inc()
             return result
@@ -120,6 +121,22 @@ class StoreService:
                     supersede = (existing["id"], similarity)
 
         return await self.create(p, vectors, supersede)
+
+    async def store_child(self, p: Prepared, parent_id: str) -> StoreResult:
+        """Store ``p`` as a child of ``parent_id``: never chunked nor deduplicated (a part of
+        a memory is not a memory of its own), embedded whole."""
+        vectors = await self.embedder.embed([p.content]) if p.embed else []
+        async with repository.transaction(self.pool) as conn:
+            row = await children.insert_child(
+                conn,
+                parent_id,
+                p,
+                vectors[0] if vectors else None,
+                model=self.embedder.fingerprint,
+                dim=self.embedder.dimensions,
+            )
+        log.info("memory stored as a child", memory_id=row["id"], parent_id=parent_id)
+        return StoreResult(_record(row), "created")
 
     async def create(
         self, p: Prepared, vectors: list[Vector], supersede: tuple[str, float] | None = None

@@ -39,6 +39,7 @@ def memory_input(request: ingest_pb2.StoreMemoryRequest) -> MemoryInput:
         if request.HasField("expires_at")
         else None,
         benchmark=request.benchmark,
+        parent_id=request.parent_id if request.HasField("parent_id") else None,
     )
 
 
