@@ -3,9 +3,9 @@ EXO_DATABASE_URL / EXO_NATS_URL (servers the test started), stopped by Ctrl-C (S
 the background (``--detach``, with its pid file and log) on the embedded default, stopped by
 ``exo down``.
 
-``exo up`` binds the fixed default ports of its inner services (gRPC 50051-50055, metrics
-9101-9105, MCP 3211, embedded Postgres 5433 and NATS 4223); when another stack holds them here,
-these tests are skipped rather than fight it."""
+Both run with ``--free-ports``, as a person does who runs a second stack beside their own: every
+inner part (Postgres, NATS, gRPC, metrics, MCP) takes a free port, and the test checks that
+each port the stack reported is free again once it stopped."""
 
 from __future__ import annotations
 
@@ -18,18 +18,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import psycopg
-import pytest
 
-from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS
+from exocortex.core.config import DEFAULT_METRICS_PORTS
 from exocortex.core.runtime.ports import free_port, port_is_open
 from exocortex.core.runtime.processes import process_alive
 
 START_SECONDS = 300.0
 STOP_SECONDS = 120.0
-FIXED_PORTS = [*DEFAULT_GRPC_PORTS.values(), *DEFAULT_METRICS_PORTS.values(), 3211, 5433, 4223]
 
 
 def _taken(port: int) -> bool:
@@ -38,11 +37,12 @@ def _taken(port: int) -> bool:
     return port_is_open("127.0.0.1", port)
 
 
-@pytest.fixture(autouse=True)
-def fixed_ports_free() -> None:
-    taken = [p for p in FIXED_PORTS if _taken(p)]
-    if taken:
-        pytest.skip(f"ports {taken} are taken: another Exocortex runs on this machine")
+def _reported_ports(record: dict[str, Any]) -> list[int]:
+    """The ports of the parts the stack reported in its pid file: gateway, MCP, metrics."""
+    urls = [record["url"], record["mcp_url"], *record["metrics"].values()]
+    ports = [urlsplit(u).port for u in urls if u]
+    assert all(ports), urls
+    return [p for p in ports if p is not None]
 
 
 def _env(data: Path, **extra: str) -> dict[str, str]:
@@ -92,7 +92,7 @@ def test_up_on_external_servers_and_ctrl_c_stops_it_cleanly(
     env = _env(data, EXO_DATABASE_URL=database_url, EXO_NATS_URL=nats_url)
     with log.open("wb") as out:
         up = subprocess.Popen(
-            [sys.executable, "-m", "exocortex.cli", "up", "--port", str(port)],
+            [sys.executable, "-m", "exocortex.cli", "up", "--port", str(port), "--free-ports"],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -104,6 +104,11 @@ def test_up_on_external_servers_and_ctrl_c_stops_it_cleanly(
             START_SECONDS,
             log,
         )
+        record = _pid_record(data)
+        assert record is not None
+        ports = _reported_ports(record)
+        # Beside any other stack: no part took a fixed default port.
+        assert not set(ports) & {3211, *DEFAULT_METRICS_PORTS.values()}, ports
         url = f"http://127.0.0.1:{port}"
         assert httpx.get(f"{url}/health", timeout=10).status_code == 200
         stored = httpx.post(
@@ -131,18 +136,19 @@ def test_up_on_external_servers_and_ctrl_c_stops_it_cleanly(
     assert not (data / "exo.pid").exists()
     # Every part went with it: the gateway's and the services' ports are free again.
     assert not _taken(port)
-    assert not [p for p in FIXED_PORTS if _taken(p)]
+    assert not [p for p in ports if _taken(p)]
 
 
 def test_up_detached_keeps_a_pid_file_and_a_log_and_down_stops_it(tmp_path: Path) -> None:
     data = tmp_path / "data"
     port = free_port()
     env = _env(data)
-    started = _exo(env, "up", "--detach", "--port", str(port))
+    started = _exo(env, "up", "--detach", "--port", str(port), "--free-ports")
     try:
         assert started.returncode == 0, started.stdout + started.stderr
         record = _pid_record(data)
         assert record is not None
+        ports = _reported_ports(record)
         pid = int(record["pid"])
         assert process_alive(pid)
         assert record["url"] == f"http://127.0.0.1:{port}"
@@ -170,4 +176,4 @@ def test_up_detached_keeps_a_pid_file_and_a_log_and_down_stops_it(tmp_path: Path
     assert not process_alive(pid)
     assert not (data / "exo.pid").exists()
     assert "stopped; your data is kept" in log.read_text()
-    assert not [p for p in [port, *FIXED_PORTS] if _taken(p)]
+    assert not [p for p in [port, *ports] if _taken(p)]

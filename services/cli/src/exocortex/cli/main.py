@@ -92,6 +92,14 @@ def up(
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="run in the background (`exo down` stops it)")
     ] = False,
+    free_ports: Annotated[
+        bool,
+        typer.Option(
+            "--free-ports",
+            help="pick free ports for every inner part (Postgres, NATS, gRPC, metrics, MCP), "
+            "so this stack runs beside another; the REST API keeps --port",
+        ),
+    ] = False,
 ) -> None:
     """Start the whole stack on this machine and keep it running until Ctrl-C (or `exo down`)."""
     data_dir = _data_dir()
@@ -107,15 +115,21 @@ def up(
         for flag, value in (("--database-url", database_url), ("--nats-url", nats_url)):
             if value:
                 args += [flag, value]
+        if free_ports:
+            args.append("--free-ports")
         _start_detached(data_dir, args, timeout)
         return
-    config = StackConfig(
-        data_dir=data_dir,
-        host=host,
-        gateway_port=port,
-        database_url=database_url,
-        nats_url=nats_url,
+    options: dict[str, object] = {
+        "host": host,
+        "database_url": database_url,
+        "nats_url": nats_url,
+    }
+    config = (
+        StackConfig.with_free_ports(data_dir, **options)
+        if free_ports
+        else StackConfig(data_dir=data_dir, **options)  # type: ignore[arg-type]
     )
+    config.gateway_port = port
     stack = Stack(config, on_event=lambda msg: console.print(f"[dim]•[/dim] {msg}"))
     started = time.monotonic()
     stop_requested = False
