@@ -77,3 +77,36 @@ async def test_archive_takes_stale_days_zero(api: httpx.AsyncClient, namespace: 
     below = await api.post("/api/archive", json={"stale_days": -1, "namespace": namespace})
     assert below.status_code == 400, below.text
     assert below.json()["field"] == "stale_days"
+
+
+async def test_contradiction_detection_without_a_body_keeps_a_scoped_keys_limits(
+    keyed: Keyed,
+) -> None:
+    other = await keyed.rw.post("/api/contradictions/detect", json={"namespace": keyed.b})
+    assert other.status_code == 403, other.text
+    assert other.json()["field"] == "namespace"
+
+
+async def test_rest_patch_clears_source_uri_and_attribution_given_as_null(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    stored = await api.post(
+        "/api/memories",
+        json={
+            "content": "Deploys are frozen during the quarterly audit week.",
+            "namespace": namespace,
+            "source_uri": "https://wiki.example/freeze",
+            "agent": "planner",
+            "session_id": "s-9",
+        },
+    )
+    assert stored.status_code == 201, stored.text
+    memory_id = stored.json()["id"]
+    patched = await api.patch(
+        f"/api/memories/{memory_id}", json={"source_uri": None, "agent": None}
+    )
+    assert patched.status_code == 200, patched.text
+    got = (await api.get(f"/api/memories/{memory_id}")).json()
+    assert got["source_uri"] is None
+    assert got["agent"] is None
+    assert got["session_id"] == "s-9"
