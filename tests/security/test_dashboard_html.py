@@ -120,6 +120,8 @@ def test_the_docs_policy_allows_what_the_docs_pages_load(client: TestClient, pat
     styles += re.findall(r"<link[^>]*rel=\"stylesheet\"[^>]*\bhref=\"([^\"]+)\"", html)
     icons = re.findall(r"<link[^>]*rel=\"shortcut icon\"[^>]*\bhref=\"([^\"]+)\"", html)
     assert scripts, "the docs page loads no script: the parsing here is out of date"
+    assert styles, "the docs page loads no stylesheet: the parsing here is out of date"
+    assert icons, "the docs page names no icon: the parsing here is out of date"
     for url in scripts:
         assert _allowed(policy, "script-src", url), url
     for url in styles:
