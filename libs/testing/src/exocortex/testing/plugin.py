@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 
 import nats
@@ -45,6 +47,30 @@ _INTEGRATION_FIXTURES = frozenset(
     }
 )
 _db_counter = itertools.count(1)
+_OWN_BASETEMP = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Give each test session a temporary folder of its own, outside the per-user folder pytest
+    shares between sessions (unless --basetemp names one).
+
+    Every new session resets that shared folder to mode 0700 and prunes all but its three newest
+    runs. The embedded PostgreSQL of a session running as root serves its data as an
+    unprivileged account, which must be able to reach its data folder, so a second test run
+    started meanwhile (another terminal, another checkout) would cut a running server off from
+    its own files. A folder made by `mkdtemp` is this session's alone."""
+    if config.option.basetemp:
+        return
+    own = tempfile.mkdtemp(prefix="exo-pytest-")
+    config.stash[_OWN_BASETEMP] = own
+    config.option.basetemp = own
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    own = config.stash.get(_OWN_BASETEMP, None)
+    if own is not None:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
