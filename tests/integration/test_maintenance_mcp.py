@@ -3,18 +3,13 @@ dry run by default, and the size of the tool list a model reads."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest_asyncio
 from mcp import Client
 from mcp.types import CallToolResult
 
-from exocortex.mcp.server import create_server
-from exocortex.mcp.settings import Attribution, McpSettings
 from exocortex.testing.rest import store
 
 MAINTENANCE_TOOLS = {
@@ -25,27 +20,6 @@ MAINTENANCE_TOOLS = {
     "memory_decay_preview",
     "memory_graph",
 }
-
-
-@pytest_asyncio.fixture
-async def mcp(gateway_url: str) -> AsyncIterator[Client]:
-    """The adapter in process, on the stack's gateway; entered and left in one task (the
-    client's task group must be)."""
-    server = create_server(McpSettings(gateway_url=gateway_url), Attribution(agent="pytest"))
-    ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
-    done = asyncio.Event()
-
-    async def hold() -> None:
-        async with Client(server) as client:
-            ready.set_result(client)
-            await done.wait()
-
-    task = asyncio.create_task(hold())
-    try:
-        yield await ready
-    finally:
-        done.set()
-        await task
 
 
 async def _call(mcp: Client, tool: str, **args: Any) -> dict[str, Any]:

@@ -4,43 +4,17 @@ checks, and the README counts the tools there are."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest_asyncio
 from mcp import Client
 from mcp.types import CallToolResult
 
-from exocortex.mcp.server import create_server
-from exocortex.mcp.settings import Attribution, McpSettings
 from exocortex.mcp.tools.maintenance import planned_jobs
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-@pytest_asyncio.fixture
-async def mcp(gateway_url: str) -> AsyncIterator[Client]:
-    """The adapter in process, on the stack's gateway; entered and left in one task (the
-    client's task group must be)."""
-    server = create_server(McpSettings(gateway_url=gateway_url), Attribution(agent="pytest"))
-    ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
-    done = asyncio.Event()
-
-    async def hold() -> None:
-        async with Client(server) as client:
-            ready.set_result(client)
-            await done.wait()
-
-    task = asyncio.create_task(hold())
-    try:
-        yield await ready
-    finally:
-        done.set()
-        await task
 
 
 async def _call(mcp: Client, tool: str, **args: Any) -> dict[str, Any]:
