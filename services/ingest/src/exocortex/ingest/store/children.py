@@ -10,15 +10,17 @@ findable while it is not)."""
 
 from __future__ import annotations
 
-from exocortex.core.domain.vectors import Vector, to_bytes
+from dataclasses import replace
+
+from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument, NotFound
 from exocortex.core.ids import new_id
 from exocortex.core.repositories import bulk, memories
-from exocortex.core.repositories.memories import NewMemory
 from exocortex.ingest import events
 from exocortex.ingest.store import repository
 from exocortex.ingest.store.model import Row
 from exocortex.ingest.store.prepare import Prepared
+from exocortex.ingest.store.rows import memory_row
 
 FIELD = "parent_id"
 
@@ -47,25 +49,9 @@ async def insert_child(
         raise InvalidArgument(
             f"memory {parent_id} is archived: restore it before adding to it", field=FIELD
         )
-    child = NewMemory(
-        id=new_id(),
-        namespace=p.namespace,
-        content=p.content,
-        content_type=p.content_type,
-        source=p.source,
-        source_uri=p.source_uri,
-        importance=p.importance,
-        valence=p.valence,
-        content_hash=p.digest,
-        is_metadata=p.is_metadata,
+    child = replace(
+        memory_row(p, vector, model=model, dim=dim, memory_id=new_id()),
         parent_id=parent_id,
-        keywords=p.keywords,
-        embedding=to_bytes(vector) if vector is not None else None,
-        embedding_model=model if vector is not None else None,
-        embedding_dim=dim if vector is not None else None,
-        expires_at=p.expires_at,
-        attribution=p.attribution,
-        metadata=p.metadata,
         # The parent's tags too: the indexes filter a child's hits by them.
         tags=list(dict.fromkeys([*parent["tags"], *p.tags])),
         # Enrichment works on memories; the parent carries this meaning.
