@@ -66,6 +66,15 @@ class IndexHit:
     parent_id: str | None = None
 
 
+def best_first(hits: Sequence[IndexHit]) -> list[IndexHit]:
+    """Hits by score, best first, equal scores in memory id order.
+
+    Engines order equal scores by where a document sits in their files (segment, offset), and
+    that changes when an index is rebuilt, merged or written in another order. Ranks feed the
+    fusion, so without a fixed tie order the same data could rank differently after a reindex."""
+    return sorted(hits, key=lambda hit: (-hit.score, hit.memory_id))
+
+
 class VectorIndex(Protocol):
     """Nearest-neighbour search over memory embeddings."""
 

@@ -8,7 +8,7 @@ import asyncio
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
-from exocortex.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
+from exocortex.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex, best_first
 from exocortex.retrieval import metrics
 from exocortex.retrieval.search import expansion, repository
 from exocortex.retrieval.search.lru import LruCache
@@ -54,7 +54,7 @@ class IndexHits:
         text = " ".join(part for part in (query, extra, *terms) if part)
         await embedded.wait()
         hits = await metrics.timed("keyword", self._keyword.search(text, limit, flt))
-        return hits, terms
+        return best_first(hits), terms
 
     async def _expansion(
         self, namespace: str | None, query: str, cfg: expansion.ExpansionSettings
@@ -79,4 +79,5 @@ class IndexHits:
                 self._query_vectors.put(query, vector)
         finally:
             embedded.set()
-        return await metrics.timed("vector", self._vector.search(vector, limit, flt)), vector
+        hits = await metrics.timed("vector", self._vector.search(vector, limit, flt))
+        return best_first(hits), vector
