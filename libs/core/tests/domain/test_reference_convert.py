@@ -100,7 +100,8 @@ def test_fields_ids_and_times_are_kept(built: reference.Reference) -> None:
     assert rich["expires_at"] == "2030-01-01T00:00:00+00:00"
     assert by_id[built.archived_id]["is_active"] is False
     goal = document["goals"][0]
-    assert goal["id"] == built.goal_id and "milestones" not in goal["metadata"]
+    assert goal["id"] == built.goal_id
+    assert "milestones" not in goal["metadata"]
     assert [m["sort_order"] for m in document["goal_milestones"]] == [0, 1]
     assert document["goal_links"][0]["goal_id"] == built.goal_id
 
