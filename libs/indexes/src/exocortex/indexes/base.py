@@ -107,6 +107,10 @@ class VectorIndex(Protocol):
     async def close(self) -> None: ...
 
 
+# The weight of a keywords match against a content match, as the original's BM25 column weight.
+DEFAULT_KEYWORDS_BOOST = 2.0
+
+
 class KeywordIndex(Protocol):
     """BM25 keyword search over memory content and keywords."""
 
@@ -116,8 +120,18 @@ class KeywordIndex(Protocol):
 
     async def delete(self, memory_ids: Sequence[str]) -> None: ...
 
-    async def search(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
-        """Best BM25 match first; score is the engine's relevance score (higher is better)."""
+    async def search(
+        self,
+        query: str,
+        limit: int,
+        flt: IndexFilter,
+        *,
+        keywords_boost: float = DEFAULT_KEYWORDS_BOOST,
+    ) -> list[IndexHit]:
+        """Best BM25 match first; score is the engine's relevance score (higher is better).
+        A match in a memory's keywords weighs ``keywords_boost`` times one in its content
+        (`scoring.keyword_boost`) where the engine weighs fields per query (tantivy does;
+        Meilisearch ranks by its fixed attribute order instead)."""
 
     async def versions(self, memory_ids: Sequence[str]) -> dict[str, int]: ...
 

@@ -16,7 +16,7 @@ from meilisearch_python_sdk import AsyncClient
 from meilisearch_python_sdk.models.settings import MeilisearchSettings
 
 from exocortex.indexes._text import ENGLISH_STOPWORDS, query_terms
-from exocortex.indexes.base import IndexDocument, IndexFilter, IndexHit
+from exocortex.indexes.base import DEFAULT_KEYWORDS_BOOST, IndexDocument, IndexFilter, IndexHit
 from exocortex.indexes.qdrant_common import epoch_seconds
 
 _SETTINGS = MeilisearchSettings(
@@ -141,7 +141,16 @@ class MeilisearchKeywordIndex:
         task = await self._index.delete_documents(list(memory_ids))
         self._pending.append(task.task_uid)
 
-    async def search(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
+    async def search(
+        self,
+        query: str,
+        limit: int,
+        flt: IndexFilter,
+        *,
+        keywords_boost: float = DEFAULT_KEYWORDS_BOOST,
+    ) -> list[IndexHit]:
+        # Meilisearch weighs attributes by their fixed order, not per query: keywords_boost
+        # is not applied here (see KeywordIndex.search).
         terms = query_terms(query)
         # An empty query is a "show everything" search in Meilisearch; here it finds nothing.
         if limit <= 0 or not terms:

@@ -24,9 +24,9 @@ from typing import Any
 import tantivy
 
 from exocortex.indexes._text import MAX_TERM_CHARS, query_terms
-from exocortex.indexes.base import IndexDocument, IndexFilter, IndexHit
+from exocortex.indexes.base import DEFAULT_KEYWORDS_BOOST, IndexDocument, IndexFilter, IndexHit
 
-_TEXT_FIELDS = (("content", 1.0), ("keywords", 2.0))
+_TEXT_FIELDS = ("content", "keywords")
 # How many filter terms a new snapshot counts ahead of searches (see _commit).
 _RECOUNT_MAX = 64
 _WRITER_HEAP_BYTES = 64_000_000
@@ -142,13 +142,14 @@ class TantivyKeywordIndex:
             for memory_id in memory_ids:
                 self._writer.delete_documents_by_term("memory_id", memory_id)
 
-    def _text_query(self, text: str) -> Any | None:
+    def _text_query(self, text: str, keywords_boost: float) -> Any | None:
         terms = self._analyzer.analyze(" ".join(query_terms(text)))
         if not terms:
             return None
         clauses = []
         for term in dict.fromkeys(terms):
-            for field_name, boost in _TEXT_FIELDS:
+            for field_name in _TEXT_FIELDS:
+                boost = keywords_boost if field_name == "keywords" else 1.0
                 q = tantivy.Query.term_query(self._schema, field_name, term)
                 if boost != 1.0:
                     q = tantivy.Query.boost_query(q, boost)
@@ -202,10 +203,17 @@ class TantivyKeywordIndex:
             (tantivy.Occur.MustNot, q) for q in must_not
         ]
 
-    async def search(self, query: str, limit: int, flt: IndexFilter) -> list[IndexHit]:
+    async def search(
+        self,
+        query: str,
+        limit: int,
+        flt: IndexFilter,
+        *,
+        keywords_boost: float = DEFAULT_KEYWORDS_BOOST,
+    ) -> list[IndexHit]:
         if limit <= 0:
             return []
-        text = self._text_query(query)
+        text = self._text_query(query, keywords_boost)
         if text is None:
             return []
         return await asyncio.to_thread(self._search, self._snapshot, text, flt, limit)

@@ -8,7 +8,14 @@ import asyncio
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
-from exocortex.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex, best_first
+from exocortex.indexes.base import (
+    DEFAULT_KEYWORDS_BOOST,
+    IndexFilter,
+    IndexHit,
+    KeywordIndex,
+    VectorIndex,
+    best_first,
+)
 from exocortex.retrieval import metrics
 from exocortex.retrieval.search import expansion, repository
 from exocortex.retrieval.search.lru import LruCache
@@ -42,6 +49,7 @@ class IndexHits:
         limit: int,
         flt: IndexFilter,
         embedded: asyncio.Event,
+        keywords_boost: float = DEFAULT_KEYWORDS_BOOST,
     ) -> tuple[list[IndexHit], list[str]]:
         """Keyword hits for the query, the caller's extra text and the expansion terms (which
         are returned too, so the reply can show them); searched once `embedded` is set."""
@@ -53,7 +61,8 @@ class IndexHits:
                 log.warning("query expansion failed; searching without it", error=str(exc))
         text = " ".join(part for part in (query, extra, *terms) if part)
         await embedded.wait()
-        hits = await metrics.timed("keyword", self._keyword.search(text, limit, flt))
+        search = self._keyword.search(text, limit, flt, keywords_boost=keywords_boost)
+        hits = await metrics.timed("keyword", search)
         return best_first(hits), terms
 
     async def _expansion(

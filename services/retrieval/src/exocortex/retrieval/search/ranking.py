@@ -97,7 +97,7 @@ def score(
     if q.min_score is not None:
         threshold = q.min_score
     else:
-        threshold = 0.0 if cfg.use_rrf else cfg.legacy_min_score
+        threshold = cfg.rrf_min_score if cfg.use_rrf else cfg.legacy_min_score
     out: list[ScoredMemory] = []
     for entry in fused:
         candidate = rows[entry.memory_id]

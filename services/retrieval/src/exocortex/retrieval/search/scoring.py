@@ -57,6 +57,10 @@ class ScoringSettings:
     goal_weight: float = 0.10
     tag_boost: float = 0.10
     legacy_min_score: float = 0.15
+    # RRF mode's threshold when the query names none (0: every scored result is kept).
+    rrf_min_score: float = 0.0
+    # A keywords match against a content match in the keyword index (BM25 field weight).
+    keyword_boost: float = 2.0
     metadata_mode: str = "penalize"
     metadata_penalty: float = 0.35
     metadata_tags: tuple[str, ...] = ()
@@ -80,6 +84,8 @@ class ScoringSettings:
             goal_weight=_float(s, "scoring.goal_gated_weight", 0.10),
             tag_boost=_float(s, "scoring.tag_boost", 0.10),
             legacy_min_score=_float(s, "scoring.min_score", 0.15),
+            rrf_min_score=max(0.0, _float(s, "scoring.rrf_min_score", 0.0)),
+            keyword_boost=max(0.0, _float(s, "scoring.keyword_boost", 2.0)),
             metadata_mode=s.get("search.metadata_mode", "penalize"),
             metadata_penalty=_float(s, "search.metadata_penalty", 0.35),
             metadata_tags=tags,

@@ -138,7 +138,16 @@ class SearchService:
         )
         expansion_cfg = expansion.ExpansionSettings.from_settings(settings)
         keyword_task = asyncio.create_task(
-            self._hits.keyword(namespace, query, extra, expansion_cfg, candidates, flt, embedded)
+            self._hits.keyword(
+                namespace,
+                query,
+                extra,
+                expansion_cfg,
+                candidates,
+                flt,
+                embedded,
+                keywords_boost=cfg.keyword_boost,
+            )
         )
         vector_roots: list[tuple[str, float]] = []
         keyword_hits: list[IndexHit] = []
