@@ -1,6 +1,6 @@
-"""Scheduled backups and their retention (EXO_BACKUP_SCHEDULE, EXO_BACKUP_KEEP): a maintenance
-process of its own fires a backup every two seconds (a cron expression with a seconds field),
-keeps the newest scheduled ones only, and never removes a backup made on request."""
+"""Scheduled backups and their retention (EXO_BACKUP_SCHEDULE, the `backup.max_count` setting): a
+maintenance process of its own fires a backup every two seconds (a cron expression with a seconds
+field), keeps the newest scheduled ones only, and never removes a backup made on request."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from exocortex.core.rpc.client import open_channel
@@ -31,6 +32,9 @@ def scheduled(
     backups read the session stack's export."""
     port = free_port()
     log = tmp_path / "maintenance.log"
+    # Not the default (7): retention follows the stored setting.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("UPDATE settings SET value = %s WHERE key = 'backup.max_count'", (str(KEEP),))
     env = exo_stack.env() | {
         "EXO_DATABASE_URL": database_url,
         "EXO_NATS_URL": nats_url,
@@ -40,7 +44,6 @@ def scheduled(
         "EXO_MAINTENANCE_SCHEDULER": "false",
         "EXO_BACKUP_PASSPHRASE": PASS,
         "EXO_BACKUP_SCHEDULE": "* * * * * */2",
-        "EXO_BACKUP_KEEP": str(KEEP),
         "EXO_LOG_FORMAT": "json",
     }
     with listening_process(

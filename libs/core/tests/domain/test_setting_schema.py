@@ -35,8 +35,8 @@ def test_every_seeded_default_is_declared_and_valid() -> None:
         ("scoring.rrf_k", "0"),
         ("scoring.vector_weight", "NaN"),
         ("dedup.similarity_threshold", "1.5"),
-        ("dedup.candidate_pool", "2.5"),
-        ("dedup.candidate_pool", "-1"),
+        ("backup.max_count", "2.5"),
+        ("backup.max_count", "0"),
         ("dedup.max_variants", "99999999999999999999"),
         ("dedup.enabled", "yes"),
         ("tags.alias_map", "[1]"),
@@ -47,6 +47,11 @@ def test_every_seeded_default_is_declared_and_valid() -> None:
         ("ai.model", "x\x00y"),
         ("embedding.model", "m" * 201),
         ("no.such.setting", "1"),
+        ("tag_alias.", "react"),
+        ("tag_alias.  ", "react"),
+        ("tag_alias.a\nb", "react"),
+        ("tag_alias." + "t" * 300, "react"),
+        ("tag_alias.k8s", "k" * 201),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(key: str, value: str) -> None:
@@ -68,4 +73,19 @@ def test_ranges_are_described_in_the_message() -> None:
     with pytest.raises(SettingError) as refused:
         check("dedup.similarity_threshold", "2")
     assert "from 0 to 1" in refused.value.message
-    assert setting_schema.SCHEMA["server.port"].describe() == "integer from 1 to 65535"
+    assert setting_schema.SCHEMA["backup.max_count"].describe() == "integer from 1 to 1000"
+
+
+@pytest.mark.parametrize("key", sorted(setting_schema.REMOVED))
+def test_removed_settings_are_refused_with_the_reason(key: str) -> None:
+    assert key not in SCHEMA
+    assert key not in DEFAULT_SETTINGS
+    assert refusal(key, "1") == setting_schema.REMOVED[key]
+    assert "was removed" in setting_schema.REMOVED[key]
+
+
+def test_tag_alias_keys_take_a_tag() -> None:
+    assert refusal("tag_alias.k8s", "kubernetes") is None
+    assert refusal("tag_alias.next.js", "nextjs") is None
+    # Empty turns the alias off.
+    assert refusal("tag_alias.k8s", "") is None

@@ -27,7 +27,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "scoring.tag_boost": "0.10",
     "scoring.use_rrf": "true",
     "scoring.rrf_k": "5",
-    "scoring.rrf_min_score": "0.001",
+    "scoring.rrf_min_score": "0",
     "scoring.graph_weight": "0.05",
     "scoring.neighbour_weight": "0.5",
     "scoring.context_weight": "0",
@@ -40,8 +40,6 @@ DEFAULT_SETTINGS: dict[str, str] = {
     # Embedding model.
     "embedding.model": "Xenova/all-MiniLM-L6-v2",
     "embedding.dimensions": "384",
-    # Server.
-    "server.port": "3210",
     # Importance adjustment.
     "importance.auto_adjust": "true",
     "importance.boost_threshold": "5",
@@ -50,7 +48,6 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "dedup.enabled": "true",
     "dedup.hash_enabled": "true",
     "dedup.similarity_threshold": "0.85",
-    "dedup.candidate_pool": "200",
     "dedup.skip_insert_on_match": "true",
     "dedup.hash_normalize_whitespace": "true",
     "dedup.merge_enabled": "false",
@@ -97,10 +94,10 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "retrieval_regression.min_overlap_at_10": "0.80",
     "retrieval_regression.max_avg_rank_shift": "3",
     "retrieval_regression.create_alert_memory": "true",
-    # Observability, consolidation, reports.
-    "observability.log_events": "false",
+    # Consolidation, reports, backups.
     "consolidation.auto_enabled": "true",
     "sentinel.report_ttl_days": "30",
+    "backup.max_count": "7",
 }
 """Seeded by the initial migration (insert-if-missing), so a fresh database is fully configured.
 

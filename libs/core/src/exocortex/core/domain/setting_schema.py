@@ -80,14 +80,12 @@ SCHEMA: dict[str, Spec] = {
     "scoring.keyword_boost": Spec("number", 0, 100),
     "embedding.model": Spec("text", max_chars=200),
     "embedding.dimensions": _int(1, 8192),
-    "server.port": _int(1, 65_535),
     "importance.auto_adjust": BOOLEAN,
     "importance.boost_threshold": _int(0, 1_000_000),
     "importance.decay_age_days": DAYS,
     "dedup.enabled": BOOLEAN,
     "dedup.hash_enabled": BOOLEAN,
     "dedup.similarity_threshold": FRACTION,
-    "dedup.candidate_pool": _int(1, 10_000),
     "dedup.skip_insert_on_match": BOOLEAN,
     "dedup.hash_normalize_whitespace": BOOLEAN,
     "dedup.merge_enabled": BOOLEAN,
@@ -127,15 +125,38 @@ SCHEMA: dict[str, Spec] = {
     "retrieval_regression.min_overlap_at_10": FRACTION,
     "retrieval_regression.max_avg_rank_shift": Spec("number", 0, 1000),
     "retrieval_regression.create_alert_memory": BOOLEAN,
-    "observability.log_events": BOOLEAN,
     "consolidation.auto_enabled": BOOLEAN,
     "sentinel.report_ttl_days": DAYS,
+    "backup.max_count": _int(1, 1000),
     # The chat's LLM provider; empty clears a value (the chat then uses its default).
     "ai.provider": Spec("choice", choices=("", "anthropic", "openai")),
     "ai.model": Spec("text", max_chars=200),
     "ai.api_key": Spec("text", max_chars=1000),
     "ai.base_url": Spec("url", max_chars=2048),
 }
+
+# Settings of the original product that this one does not have, each with the reason a PATCH
+# naming it is refused with (a migration removed their rows).
+REMOVED: dict[str, str] = {
+    "dedup.candidate_pool": (
+        "was removed: semantic dedup searches the vector index over the whole namespace, so "
+        "there is no pool of recent memories to size"
+    ),
+    "observability.log_events": (
+        "was removed: each service logs its events as structured lines and counts them in its "
+        "metrics; set EXO_LOG_LEVEL=DEBUG (environment) for more"
+    ),
+    "server.port": (
+        "was removed: a port is chosen where the stack starts (exo up -p, EXO_GATEWAY_PORT); a "
+        "stored value could not move a running server"
+    ),
+}
+
+# `tag_alias.<from>`: one tag alias per key, beside the `tags.alias_map` object (both are read
+# by core.domain.tags.alias_map); an empty value turns the alias off.
+TAG_ALIAS_PREFIX = "tag_alias."
+TAG_ALIAS = Spec("text", max_chars=200)
+MAX_TAG_ALIAS_KEY_CHARS = 200
 
 # Every seeded setting has a declared type (checked again by the unit tests).
 assert set(DEFAULT_SETTINGS) <= set(SCHEMA), set(DEFAULT_SETTINGS) - set(SCHEMA)
@@ -158,11 +179,27 @@ def _url(key: str, value: str) -> None:
         raise SettingError(key, "must be an http:// or https:// URL (or empty for the default)")
 
 
+def _spec(key: str) -> Spec:
+    spec = SCHEMA.get(key)
+    if spec is not None:
+        return spec
+    if key in REMOVED:
+        raise SettingError(key, REMOVED[key])
+    if key.startswith(TAG_ALIAS_PREFIX):
+        alias = key.removeprefix(TAG_ALIAS_PREFIX)
+        if not alias.strip() or len(key) > MAX_TAG_ALIAS_KEY_CHARS or not alias.isprintable():
+            raise SettingError(
+                key,
+                f"names no tag: tag_alias.<tag> takes a printable tag of at most "
+                f"{MAX_TAG_ALIAS_KEY_CHARS - len(TAG_ALIAS_PREFIX)} characters",
+            )
+        return TAG_ALIAS
+    raise SettingError(key, "is not a setting (GET /api/settings lists them)")
+
+
 def check(key: str, value: str) -> None:
     """Raises ``SettingError`` unless ``key`` is a declared setting and ``value`` fits it."""
-    spec = SCHEMA.get(key)
-    if spec is None:
-        raise SettingError(key, "is not a setting (GET /api/settings lists them)")
+    spec = _spec(key)
     if "\x00" in value:
         raise SettingError(key, "contains a NUL character")
     if len(value) > spec.max_chars:

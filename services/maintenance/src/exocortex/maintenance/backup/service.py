@@ -8,6 +8,7 @@ import contextlib
 import itertools
 import json
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from exocortex.core.logging import get_logger
 from exocortex.maintenance.backup import crypto, document, files
 from exocortex.maintenance.backup.files import BackupEntry
 from exocortex.maintenance.backup.obsidian import ObsidianExporter, ObsidianReport
+from exocortex.maintenance.backup.repository import MAX_COUNT_DEFAULT
 from exocortex.maintenance.backup.restore import Restorer, RestoreReport, items_of
 from exocortex.maintenance.backup.scratch import ScratchUnavailable, restore_and_compare
 from exocortex.maintenance.backup.settings import BackupSettings
@@ -63,6 +65,7 @@ class BackupService:
         obsidian: ObsidianExporter,
         restorer: Restorer,
         deep_verifier: DeepVerifier | None = None,
+        keep: Callable[[], Awaitable[int]] | None = None,
     ) -> None:
         self._source = source
         self.folder = data_dir / "backups"
@@ -70,6 +73,8 @@ class BackupService:
         self._obsidian = obsidian
         self._restorer = restorer
         self._deep_verifier = deep_verifier
+        # Scheduled backups kept (the `backup.max_count` setting, read at each backup).
+        self._keep = keep
 
     def _passphrase(self, given: str) -> str:
         if given:
@@ -178,10 +183,11 @@ class BackupService:
         entry = await self.create(
             scheduled=True, include_embeddings=self._settings.include_embeddings
         )
-        for old in files.expired(self.folder, self._settings.keep):
+        keep = await self._keep() if self._keep is not None else MAX_COUNT_DEFAULT
+        for old in files.expired(self.folder, keep):
             # Retention removes only older scheduled copies; never a backup made on request.
             old.unlink(missing_ok=True)
-            log.info("old scheduled backup removed", name=old.name, keep=self._settings.keep)
+            log.info("old scheduled backup removed", name=old.name, keep=keep)
         return entry
 
     async def obsidian(self, *, full: bool) -> ObsidianReport:

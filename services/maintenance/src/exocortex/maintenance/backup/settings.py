@@ -16,8 +16,6 @@ class BackupSettings(BaseSettings):
     passphrase: SecretStr | None = None
     # Cron expression (UTC) of the scheduled backup; "" turns the schedule off.
     schedule: str = "30 1 * * *"
-    # Scheduled backups kept (the newest); backups made on request are never removed.
-    keep: int = Field(default=7, ge=1, le=1000)
     # Scheduled backups also carry each memory's embedding (about 2 KB a memory more), so a
     # restore on the same model embeds nothing.
     include_embeddings: bool = False

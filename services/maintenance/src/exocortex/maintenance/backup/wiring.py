@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
@@ -15,7 +16,7 @@ from exocortex.core.logging import get_logger
 from exocortex.core.rpc.client import open_channel
 from exocortex.maintenance.backup.obsidian import ObsidianExporter
 from exocortex.maintenance.backup.obsidian_repository import ObsidianRepository
-from exocortex.maintenance.backup.repository import BackupLock, Pool
+from exocortex.maintenance.backup.repository import BackupLock, Pool, max_count
 from exocortex.maintenance.backup.restore import Restorer
 from exocortex.maintenance.backup.schedule import run_schedule
 from exocortex.maintenance.backup.service import BackupService, DeepVerifier
@@ -42,7 +43,8 @@ def attach(
     stop: asyncio.Event,
 ) -> None:
     """Gives the servicer its service, and runs the schedule until ``stop`` (read once here:
-    EXO_BACKUP_PASSPHRASE, EXO_BACKUP_SCHEDULE, EXO_BACKUP_KEEP, EXO_BACKUP_OBSIDIAN_VAULT)."""
+    EXO_BACKUP_PASSPHRASE, EXO_BACKUP_SCHEDULE, EXO_BACKUP_OBSIDIAN_VAULT; how many scheduled
+    backups to keep is the `backup.max_count` setting, read at each backup)."""
     backup = BackupSettings()
     if backup.schedule:
         check_cron(backup.schedule)  # a bad expression stops the start with its name
@@ -59,6 +61,7 @@ def attach(
         ObsidianExporter(ObsidianRepository(pool), vault),
         Restorer(pool, embedder, max_content_chars=backup.max_content_chars),
         DeepVerifier(settings.database_url, embedder, max_content_chars=backup.max_content_chars),
+        keep=functools.partial(max_count, pool),
     )
     servicer.attach(service)
     if not backup.schedule:

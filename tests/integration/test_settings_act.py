@@ -1,0 +1,145 @@
+"""Every setting a person can change changes behaviour, on the real stack: the RRF threshold and
+the keyword field weight move search results, `tag_alias.<from>` keys map stored tags, and the
+settings the product does not have are refused with the reason (their rows are gone)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from exocortex.core.domain.setting_schema import REMOVED
+from exocortex.testing.wait import until_async
+
+
+async def _search(api: httpx.AsyncClient, namespace: str, query: str) -> list[dict[str, Any]]:
+    reply = await api.post("/api/memories/search", json={"query": query, "namespace": namespace})
+    assert reply.status_code == 200, reply.text
+    results: list[dict[str, Any]] = reply.json()["results"]
+    return results
+
+
+async def _patch(api: httpx.AsyncClient, values: dict[str, str]) -> None:
+    reply = await api.patch("/api/settings", json=values)
+    assert reply.status_code == 200, reply.text
+
+
+async def _store(api: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+    reply = await api.post("/api/memories", json=body)
+    assert reply.status_code == 201, reply.text
+    stored: dict[str, Any] = reply.json()
+    return stored
+
+
+@pytest.mark.parametrize("key", sorted(REMOVED))
+async def test_a_removed_setting_is_refused_with_the_reason(
+    api: httpx.AsyncClient, key: str
+) -> None:
+    reply = await api.patch("/api/settings", json={key: "1"})
+    assert reply.status_code == 400, reply.text
+    assert reply.json()["field"] == key
+    assert "was removed" in reply.json()["detail"]
+    listed = (await api.get("/api/settings")).json()
+    assert key not in listed
+    schema = (await api.get("/api/settings/schema")).json()
+    assert key not in schema
+
+
+async def test_backup_max_count_is_a_setting(api: httpx.AsyncClient) -> None:
+    assert (await api.get("/api/settings")).json()["backup.max_count"] == "7"
+    bad = await api.patch("/api/settings", json={"backup.max_count": "0"})
+    assert bad.status_code == 400, bad.text
+    assert bad.json()["field"] == "backup.max_count"
+
+
+async def test_rrf_min_score_drops_results_under_it(api: httpx.AsyncClient, namespace: str) -> None:
+    await _store(
+        api,
+        {"content": "The heron nests beside the millpond every spring.", "namespace": namespace},
+    )
+    query = "heron millpond nests"
+    found = await until_async(
+        lambda: _search(api, namespace, query), what="the memory is searchable"
+    )
+    best = max(r["score"] for r in found)
+    try:
+        # A threshold above the best score keeps nothing; the default (0) keeps it again.
+        await _patch(api, {"scoring.rrf_min_score": "1"})
+        assert best < 1
+        await until_async(
+            lambda: _search(api, namespace, query),
+            what="rrf_min_score 1 keeps no result",
+            accept=lambda rows: rows == [],
+        )
+    finally:
+        await _patch(api, {"scoring.rrf_min_score": "0"})
+    again = await until_async(
+        lambda: _search(api, namespace, query), what="rrf_min_score 0 keeps the result"
+    )
+    assert len(again) == 1
+
+
+async def test_keyword_boost_weighs_a_keywords_match(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    await _store(
+        api,
+        {
+            "content": "Quokka quokka quokka: the quokka colony on Rottnest island grew again.",
+            "namespace": namespace,
+        },
+    )
+
+    async def fts_score() -> float:
+        rows = await _search(api, namespace, "quokka")
+        return float(rows[0]["fts_score"]) if rows else 0.0
+
+    default = await until_async(fts_score, what="the memory is found by keyword")
+    try:
+        # Without the keywords field's weight only the content match counts.
+        await _patch(api, {"scoring.keyword_boost": "0"})
+        lower = await until_async(
+            fts_score,
+            what="keyword_boost 0 lowers the BM25 score",
+            accept=lambda s: 0 < s < default,
+        )
+        await _patch(api, {"scoring.keyword_boost": "10"})
+        await until_async(
+            fts_score, what="keyword_boost 10 raises it", accept=lambda s: s > default > lower
+        )
+    finally:
+        await _patch(api, {"scoring.keyword_boost": "2.0"})
+
+
+async def test_tag_alias_keys_map_stored_tags(api: httpx.AsyncClient, namespace: str) -> None:
+    alias, target = f"a{uuid.uuid4().hex[:8]}", f"t{uuid.uuid4().hex[:8]}"
+    key = f"tag_alias.{alias}"
+    try:
+        reply = await api.patch("/api/settings", json={key: target})
+        assert reply.status_code == 200, reply.text
+        assert reply.json()[key] == target
+
+        async def stored_tags() -> list[str]:
+            stored = await _store(
+                api,
+                {
+                    "content": f"A note tagged with the alias {uuid.uuid4().hex}.",
+                    "namespace": namespace,
+                    "tags": [alias.upper()],
+                },
+            )
+            tags: list[str] = stored["tags"]
+            return tags
+
+        tags = await until_async(
+            stored_tags, what="the alias maps the tag", accept=lambda t: t == [target]
+        )
+        assert alias not in tags
+    finally:
+        # Empty turns the alias off.
+        assert (await api.patch("/api/settings", json={key: ""})).status_code == 200
+    bad = await api.patch("/api/settings", json={"tag_alias.": "x"})
+    assert bad.status_code == 400, bad.text
+    assert bad.json()["field"] == "tag_alias."
