@@ -17,10 +17,12 @@ import { Trash } from "./pages/Trash";
 import { Page } from "./components/ui";
 import "./styles.css";
 
-// The chart and graph libraries are most of the bundle: loaded with the pages that use them.
+// The chart and graph libraries are most of the bundle: loaded with the pages that use them;
+// so are the pages opened less often, to keep the first load small.
 const Analytics = lazy(() => import("./pages/Analytics").then((m) => ({ default: m.Analytics })));
 const Graph = lazy(() => import("./pages/Graph").then((m) => ({ default: m.Graph })));
 const Maintenance = lazy(() => import("./pages/Maintenance").then((m) => ({ default: m.Maintenance })));
+const Skills = lazy(() => import("./pages/Skills").then((m) => ({ default: m.Skills })));
 const Overview = lazy(() => import("./pages/Overview").then((m) => ({ default: m.Overview })));
 
 const NS_STORAGE = "exocortex.namespace";
@@ -46,6 +48,7 @@ function App() {
             <Route path="/graph" element={<Graph />} />
             <Route path="/timeline" element={<Timeline />} />
             <Route path="/goals" element={<Goals />} />
+            <Route path="/skills" element={<Skills />} />
             <Route path="/analytics" element={<Analytics />} />
             <Route path="/maintenance" element={<Maintenance />} />
             <Route path="/trash" element={<Trash />} />

@@ -10,6 +10,7 @@ export const NAV: ReadonlyArray<readonly [string, string]> = [
   ["/timeline", "Timeline"],
   ["/goals", "Goals"],
   ["/analytics", "Analytics"],
+  ["/skills", "Skills"],
   ["/maintenance", "Maintenance"],
   ["/trash", "Trash"],
   ["/chat", "Chat"],

@@ -118,12 +118,15 @@ export function EntityDetail() {
   );
 }
 
-type EntityPatch = { name?: string; aliases?: string[]; tags?: string[] };
+const ENTITY_TYPES = ["person", "project", "technology", "organization", "concept"] as const;
+type EntityType = (typeof ENTITY_TYPES)[number];
+type EntityPatch = { name?: string; aliases?: string[]; tags?: string[]; type?: EntityType };
 
 function EntityForm({ entity, onSave, onCancel }: { entity: Entity; onSave: (p: EntityPatch) => void; onCancel: () => void }) {
   const [name, setName] = useState(entity.name);
   const [aliases, setAliases] = useState(entity.aliases.join(", "));
   const [tags, setTags] = useState(entity.tags.join(", "));
+  const [type, setType] = useState(entity.type);
   const split = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
   return (
     <form
@@ -131,12 +134,24 @@ function EntityForm({ entity, onSave, onCancel }: { entity: Entity; onSave: (p: 
       aria-label="Edit entity"
       onSubmit={(e) => {
         e.preventDefault();
-        onSave({ name, aliases: split(aliases), tags: split(tags) });
+        const patch: EntityPatch = { name, aliases: split(aliases), tags: split(tags) };
+        // Only a type the gateway knows is sent; an unchanged one is left alone.
+        if (type !== entity.type && (ENTITY_TYPES as readonly string[]).includes(type)) patch.type = type as EntityType;
+        onSave(patch);
       }}
     >
       <label>
         Name
         <input required value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label>
+        Type
+        <select value={type} onChange={(e) => setType(e.target.value)}>
+          {!(ENTITY_TYPES as readonly string[]).includes(entity.type) && <option value={entity.type}>{entity.type}</option>}
+          {ENTITY_TYPES.map((t) => (
+            <option key={t} value={t}>{t}</option>
+          ))}
+        </select>
       </label>
       <label>
         Aliases

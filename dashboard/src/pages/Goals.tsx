@@ -82,6 +82,7 @@ function GoalDetail({ id, canWrite, onChanged, onError }: { id: string; canWrite
   const path = { params: { path: { goal_id: id } } };
   const goal = useLoad(() => unwrap(api.GET("/api/goals/{goal_id}", path)), [id]);
   const [milestone, setMilestone] = useState("");
+  const [editing, setEditing] = useState(false);
   const [note, setNote] = useState("");
   const changed = () => {
     goal.reload();
@@ -91,9 +92,27 @@ function GoalDetail({ id, canWrite, onChanged, onError }: { id: string; canWrite
     <Show state={goal}>
       {(g) => (
         <div className="goal-detail">
-          {g.description && <p>{g.description}</p>}
-          <p className="muted">Created {when(g.created_at)}{g.deadline ? ` · due ${when(g.deadline)}` : ""}</p>
-          {canWrite && (
+          {editing ? (
+            <GoalForm
+              description={g.description ?? ""}
+              deadline={g.deadline ?? null}
+              onCancel={() => setEditing(false)}
+              onSave={(body) =>
+                unwrap(api.PATCH("/api/goals/{goal_id}", { ...path, body }))
+                  .then(() => {
+                    setEditing(false);
+                    changed();
+                  })
+                  .catch(onError)
+              }
+            />
+          ) : (
+            <>
+              {g.description && <p className="goal-description">{g.description}</p>}
+              <p className="muted">Created {when(g.created_at)}{g.deadline ? ` · due ${day(g.deadline)}` : ""}</p>
+            </>
+          )}
+          {canWrite && !editing && (
             <div className="toolbar">
               <label>
                 Status
@@ -121,6 +140,17 @@ function GoalDetail({ id, canWrite, onChanged, onError }: { id: string; canWrite
                   ))}
                 </select>
               </label>
+              <button type="button" onClick={() => setEditing(true)}>Edit goal</button>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => {
+                  if (!window.confirm(`Delete the goal “${g.title}” with its milestones and progress notes? This cannot be undone.`)) return;
+                  unwrap(api.DELETE("/api/goals/{goal_id}", path)).then(onChanged).catch(onError);
+                }}
+              >
+                Delete goal
+              </button>
             </div>
           )}
           <h3>Milestones</h3>
@@ -195,5 +225,48 @@ function GoalDetail({ id, canWrite, onChanged, onError }: { id: string; canWrite
         </div>
       )}
     </Show>
+  );
+}
+
+/** The date part of an ISO date-time, as a date field shows it. */
+const isoDay = (iso: string | null): string => (iso ? iso.slice(0, 10) : "");
+const day = (iso: string): string => new Date(iso).toLocaleDateString(undefined, { dateStyle: "medium", timeZone: "UTC" });
+
+function GoalForm({
+  description,
+  deadline,
+  onSave,
+  onCancel,
+}: {
+  description: string;
+  deadline: string | null;
+  onSave: (body: { description: string; deadline: string | null }) => void;
+  onCancel: () => void;
+}) {
+  const [text, setText] = useState(description);
+  const [due, setDue] = useState(isoDay(deadline));
+  return (
+    <form
+      className="card form"
+      aria-label="Edit goal"
+      onSubmit={(e) => {
+        e.preventDefault();
+        // A deadline is a day; stored as that day's midnight UTC. Empty clears it.
+        onSave({ description: text, deadline: due ? `${due}T00:00:00Z` : null });
+      }}
+    >
+      <label>
+        Description
+        <textarea rows={3} maxLength={20000} value={text} onChange={(e) => setText(e.target.value)} />
+      </label>
+      <label>
+        Deadline
+        <input type="date" value={due} onChange={(e) => setDue(e.target.value)} />
+      </label>
+      <div className="actions">
+        <button type="submit" className="primary">Save goal</button>
+        <button type="button" onClick={onCancel}>Cancel</button>
+      </div>
+    </form>
   );
 }

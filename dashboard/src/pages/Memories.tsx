@@ -10,6 +10,20 @@ import { NewMemory } from "../components/NewMemory";
 const TYPES = ["text", "note", "decision", "conversation", "summary"] as const;
 type ContentType = (typeof TYPES)[number];
 const PAGE = 25;
+const IMPORTANCE_STEPS = ["0.25", "0.5", "0.75", "0.9"] as const;
+// j / k walk the list, x selects, Escape clears the selection: ignored while typing.
+const SHORTCUTS: ReadonlyArray<readonly [string, string]> = [
+  ["/", "search"],
+  ["j / k", "next / previous memory"],
+  ["x", "select the focused memory"],
+  ["Escape", "clear the selection"],
+  ["m", "load more"],
+];
+
+interface Undo {
+  ids: string[];
+  label: string;
+}
 
 interface Found {
   memories: Memory[];
@@ -27,20 +41,44 @@ export function Memories() {
   const type = (params.get("type") ?? "") as ContentType | "";
   const after = params.get("after") ?? "";
   const before = params.get("before") ?? "";
+  const minImportance = params.get("importance") ?? "";
   const [limit, setLimit] = useState(PAGE);
   const [draft, setDraft] = useState(query);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [bulkTag, setBulkTag] = useState("");
+  const [bulkImportance, setBulkImportance] = useState("0.8");
+  const [undo, setUndo] = useState<Undo | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const searchBox = useRef<HTMLInputElement>(null);
 
-  // "/" jumps to the search box from anywhere on the page but a text field.
+  const list = useRef<HTMLUListElement>(null);
+  const loadMore = useRef<() => void>(() => undefined);
+
+  // Shortcuts from anywhere on the page but a text field (see SHORTCUTS).
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const target = e.target as HTMLElement;
-      if (e.key !== "/" || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName)) return;
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && !(target as HTMLInputElement).classList.contains("select")) return;
+      const links = [...(list.current?.querySelectorAll<HTMLAnchorElement>("a.memory-content") ?? [])];
+      const row = target.closest<HTMLElement>("[data-memory-id]") ?? target.closest("li")?.querySelector<HTMLElement>("[data-memory-id]");
+      const at = row ? links.findIndex((a) => a.closest("[data-memory-id]") === row) : -1;
+      if (e.key === "/") {
+        searchBox.current?.focus();
+      } else if (e.key === "j" || e.key === "k") {
+        const next = e.key === "j" ? Math.min(at + 1, links.length - 1) : Math.max(at - 1, 0);
+        links[next]?.focus();
+      } else if (e.key === "x" && row) {
+        const id = row.dataset.memoryId;
+        if (id) setSelected((s) => toggled(s, id));
+      } else if (e.key === "Escape") {
+        setSelected(new Set());
+      } else if (e.key === "m") {
+        loadMore.current();
+      } else {
+        return;
+      }
       e.preventDefault();
-      searchBox.current?.focus();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -56,6 +94,7 @@ export function Memories() {
             namespace: namespace ?? null,
             tags: tag ? [tag] : [],
             content_type: type || null,
+            min_importance: minImportance ? Number(minImportance) : null,
             limit,
             ...dates,
           },
@@ -77,13 +116,14 @@ export function Memories() {
             limit: String(limit),
             tags: tag || null,
             content_type: type || null,
+            min_importance: minImportance ? Number(minImportance) : null,
             ...dates,
           },
         },
       }),
     );
     return { memories: reply.results, scored: new Map(), total: reply.total, mode: "recent" };
-  }, [query, tag, type, after, before, namespace, limit]);
+  }, [query, tag, type, after, before, minImportance, namespace, limit]);
 
   const setFilter = (name: string, value: string) => {
     const next = new URLSearchParams(params);
@@ -99,23 +139,38 @@ export function Memories() {
     setFilter("q", draft.trim());
   };
 
-  const toggle = (id: string) => {
-    const next = new Set(selected);
-    if (next.has(id)) next.delete(id);
-    else next.add(id);
-    setSelected(next);
-  };
+  const toggle = (id: string) => setSelected((s) => toggled(s, id));
 
-  const runBulk = async (what: "tag" | "archive") => {
+  const runBulk = async (what: "tag" | "importance" | "trash") => {
     const ids = [...selected];
     try {
-      const reply =
-        what === "tag"
-          ? await unwrap(api.POST("/api/memories/bulk-tag", { body: { ids, add_tags: [bulkTag.trim()], remove_tags: [] } }))
-          : await unwrap(api.POST("/api/memories/bulk-update", { body: { ids, is_active: false } }));
-      setNotice(`${what === "tag" ? "Tagged" : "Archived"} ${reply.affected} memories`);
+      setUndo(null);
+      if (what === "tag") {
+        const reply = await unwrap(api.POST("/api/memories/bulk-tag", { body: { ids, add_tags: [bulkTag.trim()], remove_tags: [] } }));
+        setNotice(`Tagged ${reply.affected} memories`);
+      } else if (what === "importance") {
+        const importance = Number(bulkImportance);
+        const reply = await unwrap(api.POST("/api/memories/bulk-update", { body: { ids, importance } }));
+        setNotice(`Set importance ${importance.toFixed(2)} on ${reply.affected} memories`);
+      } else {
+        if (!window.confirm(`Move ${ids.length} memories to the trash? You can undo this, or restore them from the trash.`)) return;
+        const reply = await unwrap(api.POST("/api/memories/bulk-update", { body: { ids, is_active: false } }));
+        setNotice(`Moved ${reply.affected} memories to the trash`);
+        setUndo({ ids, label: "Undo" });
+      }
       setSelected(new Set());
       setBulkTag("");
+      state.reload();
+    } catch (e) {
+      setNotice(e instanceof Error ? e.message : String(e));
+    }
+  };
+
+  const undoTrash = async (ids: string[]) => {
+    try {
+      const reply = await unwrap(api.POST("/api/memories/bulk-update", { body: { ids, is_active: true } }));
+      setUndo(null);
+      setNotice(`Restored ${reply.affected} memories`);
       state.reload();
     } catch (e) {
       setNotice(e instanceof Error ? e.message : String(e));
@@ -161,6 +216,15 @@ export function Memories() {
           To
           <input type="date" value={before} onChange={(e) => setFilter("before", e.target.value)} />
         </label>
+        <label>
+          Importance
+          <select value={minImportance} onChange={(e) => setFilter("importance", e.target.value)}>
+            <option value="">any</option>
+            {IMPORTANCE_STEPS.map((v) => (
+              <option key={v} value={v}>≥ {v}</option>
+            ))}
+          </select>
+        </label>
       </div>
       {canWrite && <NewMemory namespace={namespace} onStored={state.reload} />}
       {canWrite && selected.size > 0 && (
@@ -168,10 +232,39 @@ export function Memories() {
           <span>{selected.size} selected</span>
           <input value={bulkTag} onChange={(e) => setBulkTag(e.target.value)} placeholder="tag" aria-label="Tag to add" />
           <button type="button" disabled={!bulkTag.trim()} onClick={() => void runBulk("tag")}>Add tag</button>
-          <button type="button" className="danger" onClick={() => void runBulk("archive")}>Archive</button>
+          <label className="inline">
+            <span className="sr-only">New importance</span>
+            <input
+              type="number"
+              min={0}
+              max={1}
+              step={0.05}
+              value={bulkImportance}
+              onChange={(e) => setBulkImportance(e.target.value)}
+              aria-label="New importance"
+              size={4}
+            />
+          </label>
+          <button
+            type="button"
+            disabled={bulkImportance === "" || !(Number(bulkImportance) >= 0 && Number(bulkImportance) <= 1)}
+            onClick={() => void runBulk("importance")}
+          >
+            Set importance
+          </button>
+          <button type="button" className="danger" onClick={() => void runBulk("trash")}>Move to trash</button>
         </div>
       )}
-      {notice && <p className="notice" role="status">{notice}</p>}
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+          {undo && (
+            <button type="button" className="undo" onClick={() => void undoTrash(undo.ids)}>
+              {undo.label}
+            </button>
+          )}
+        </p>
+      )}
       <Show state={state}>
         {(found) => (
           <>
@@ -181,7 +274,7 @@ export function Memories() {
                 : `${found.memories.length} results (${found.mode})`}
             </p>
             {found.memories.length === 0 && <p className="empty">Nothing here yet.</p>}
-            <ul className="memory-list">
+            <ul className="memory-list" ref={list}>
               {found.memories.map((m) => {
                 const hit = found.scored.get(m.id);
                 return (
@@ -201,11 +294,42 @@ export function Memories() {
               })}
             </ul>
             {(found.total === null ? found.memories.length >= limit : found.memories.length < found.total) && (
-              <button type="button" onClick={() => setLimit(limit + PAGE)}>Load more</button>
+              <MoreButton onMore={() => setLimit(limit + PAGE)} register={loadMore} />
             )}
           </>
         )}
       </Show>
+      <details className="shortcuts">
+        <summary>Keyboard shortcuts</summary>
+        <dl>
+          {SHORTCUTS.map(([keys, what]) => (
+            <div key={keys}>
+              <dt><kbd>{keys}</kbd></dt>
+              <dd>{what}</dd>
+            </div>
+          ))}
+        </dl>
+      </details>
     </Page>
+  );
+}
+
+function toggled(set: Set<string>, id: string): Set<string> {
+  const next = new Set(set);
+  if (next.has(id)) next.delete(id);
+  else next.add(id);
+  return next;
+}
+
+/** "Load more", also reached by the `m` shortcut while it is shown. */
+function MoreButton({ onMore, register }: { onMore: () => void; register: { current: () => void } }) {
+  useEffect(() => {
+    register.current = onMore;
+    return () => {
+      register.current = () => undefined;
+    };
+  }, [onMore, register]);
+  return (
+    <button type="button" aria-keyshortcuts="m" onClick={onMore}>Load more</button>
   );
 }

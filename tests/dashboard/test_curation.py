@@ -1,0 +1,229 @@
+"""Curating in one sitting, in a real browser against a real stack: the skills page, bulk
+importance and bulk trash with undo, keyboard shortcuts on the memory list, a goal edited and
+deleted, an entity retyped. Each flow checks the stored result through the API, that the page
+fits a 390 px screen, and that no console error was logged."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from playwright.sync_api import Dialog, Page, expect
+
+from exocortex.testing.wait import until
+
+# Fixtures from conftest.py: `seeded` (a Seeded) and `open_page` (key → page, console).
+Seeded = Any
+OpenPage = Any
+
+PHONE = {"width": 390, "height": 844}
+
+
+def _store(seeded: Seeded, content: str, **extra: object) -> str:
+    reply = seeded.admin.post(
+        "/api/memories", json={"content": content, "namespace": seeded.namespace, **extra}
+    )
+    assert reply.status_code in (200, 201), reply.text
+    memory_id = str(reply.json()["id"])
+    # Enrichment rewrites a new memory's tags a moment after the store: wait it out, so what
+    # the page shows and what the test changes are not overwritten behind its back.
+    until(
+        lambda: (
+            seeded.admin.get(f"/api/memories/{memory_id}").json()["enrichment_status"] != "pending"
+        ),
+        what=f"enrichment of {memory_id} finished",
+        seconds=120,
+    )
+    return memory_id
+
+
+def _memory(seeded: Seeded, memory_id: str) -> dict[str, Any]:
+    reply = seeded.admin.get(f"/api/memories/{memory_id}")
+    assert reply.status_code == 200, reply.text
+    return dict(reply.json())
+
+
+def _accept_next_dialog(page: Page, messages: list[str]) -> None:
+    def accept(dialog: Dialog) -> None:
+        messages.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+
+
+def _assert_fits_phone(page: Page) -> None:
+    page.set_viewport_size(PHONE)
+    overflow_js = "document.documentElement.scrollWidth - window.innerWidth"
+    page.wait_for_function(f"{overflow_js} <= 1", timeout=20_000)
+    assert page.evaluate(overflow_js) <= 1
+
+
+def test_skills_page_lists_skill_memories_with_votes_and_filters_by_tag(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    word = uuid.uuid4().hex[:6]
+    python_skill = _store(
+        seeded,
+        f"To profile a slow {word} script, run it under cProfile and sort by cumulative time",
+        tags=["skill", f"python-{word}"],
+        metadata={"helpful": 4, "harmful": 1},
+    )
+    sql_skill = _store(
+        seeded,
+        f"To find the slow {word} query, read EXPLAIN ANALYZE from the bottom up",
+        tags=["skill", f"sql-{word}"],
+    )
+    page, console = open_page(seeded.admin_key)
+    page.goto("/")
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="Skills").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Skills")
+    python_row = page.locator(f'[data-memory-id="{python_skill}"]')
+    sql_row = page.locator(f'[data-memory-id="{sql_skill}"]')
+    expect(python_row).to_contain_text("4 helpful")
+    expect(python_row).to_contain_text("1 harmful")
+    expect(sql_row).to_contain_text("0 helpful")
+    # A memory without the skill tag is not a skill.
+    expect(page.get_by_text("Alice Smith works at Anthropic")).to_have_count(0)
+
+    # The tag filter is reached and pressed by keyboard.
+    chip = page.get_by_role("group", name="Filter skills by tag").get_by_role(
+        "button", name=f"python-{word}"
+    )
+    chip.focus()
+    page.keyboard.press("Enter")
+    expect(chip).to_have_attribute("aria-pressed", "true")
+    expect(sql_row).to_have_count(0)
+    expect(python_row).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(sql_row).to_be_visible()
+
+    _assert_fits_phone(page)
+    expect(python_row).to_be_visible()
+    assert console.errors == []
+
+
+def test_bulk_importance_then_trash_with_undo_by_keyboard_at_phone_width(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    tag = f"sitting-{uuid.uuid4().hex[:6]}"
+    ids = [
+        _store(seeded, f"The {tag} review found the cache cold on Mondays", tags=[tag]),
+        _store(seeded, f"The {tag} review moved the backups to Sunday night", tags=[tag]),
+    ]
+    page, console = open_page(seeded.admin_key)
+    page.set_viewport_size(PHONE)
+    page.goto(f"/?tag={tag}")
+    for memory_id in ids:
+        expect(page.locator(f'[data-memory-id="{memory_id}"]')).to_be_visible()
+
+    # j walks the list, x selects the focused memory.
+    page.locator("body").press("j")
+    page.keyboard.press("x")
+    page.keyboard.press("j")
+    page.keyboard.press("x")
+    bulk = page.get_by_role("region", name="Bulk actions")
+    expect(bulk).to_contain_text("2 selected")
+    for memory_id in ids:
+        expect(page.get_by_label(f"Select memory {memory_id}")).to_be_checked()
+
+    bulk.get_by_label("New importance").fill("0.85")
+    bulk.get_by_role("button", name="Set importance").click()
+    expect(page.get_by_role("status")).to_contain_text("Set importance 0.85 on 2 memories")
+    for memory_id in ids:
+        assert _memory(seeded, memory_id)["importance"] == 0.85
+
+    # The importance filter keeps them (kept in the URL) and drops the rest.
+    page.get_by_label("Importance").select_option("0.75")
+    expect(page).to_have_url(f"{seeded.url}/?tag={tag}&importance=0.75")
+    for memory_id in ids:
+        expect(page.locator(f'[data-memory-id="{memory_id}"]')).to_be_visible()
+
+    for memory_id in ids:
+        page.get_by_label(f"Select memory {memory_id}").check()
+    asked: list[str] = []
+    _accept_next_dialog(page, asked)
+    bulk.get_by_role("button", name="Move to trash").click()
+    expect(page.get_by_role("status")).to_contain_text("Moved 2 memories to the trash")
+    assert len(asked) == 1
+    assert "trash" in asked[0]
+    for memory_id in ids:
+        expect(page.locator(f'[data-memory-id="{memory_id}"]')).to_have_count(0)
+        assert _memory(seeded, memory_id)["is_active"] is False
+
+    page.get_by_role("status").get_by_role("button", name="Undo").click()
+    expect(page.get_by_role("status")).to_contain_text("Restored 2 memories")
+    for memory_id in ids:
+        expect(page.locator(f'[data-memory-id="{memory_id}"]')).to_be_visible()
+        assert _memory(seeded, memory_id)["is_active"] is True
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1
+    assert console.errors == []
+
+
+def test_trash_asked_and_refused_changes_nothing(seeded: Seeded, open_page: OpenPage) -> None:
+    tag = f"keep-{uuid.uuid4().hex[:6]}"
+    memory_id = _store(seeded, f"The {tag} note must survive a cancelled trash", tags=[tag])
+    page, console = open_page(seeded.admin_key)
+    page.goto(f"/?tag={tag}")
+    page.get_by_label(f"Select memory {memory_id}").check()
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Move to trash").click()
+    expect(page.get_by_role("region", name="Bulk actions")).to_contain_text("1 selected")
+    assert _memory(seeded, memory_id)["is_active"] is True
+    # Escape clears the selection.
+    page.locator("body").press("Escape")
+    expect(page.get_by_role("region", name="Bulk actions")).to_have_count(0)
+    assert console.errors == []
+
+
+def test_edit_a_goals_description_and_deadline_then_delete_it(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    title = f"Tidy the heron runbooks {uuid.uuid4().hex[:6]}"
+    created = seeded.admin.post("/api/goals", json={"title": title, "namespace": seeded.namespace})
+    assert created.status_code in (200, 201), created.text
+    goal_id = created.json()["id"]
+
+    page, console = open_page(seeded.admin_key)
+    page.goto("/goals")
+    page.get_by_role("button", name=title).click()
+    page.get_by_role("button", name="Edit goal").click()
+    form = page.get_by_role("form", name="Edit goal")
+    form.get_by_label("Description").fill("Every runbook says who to page")
+    form.get_by_label("Deadline").fill("2027-03-01")
+    form.get_by_role("button", name="Save goal").click()
+    expect(page.get_by_text("Every runbook says who to page")).to_be_visible()
+    goal = seeded.admin.get(f"/api/goals/{goal_id}").json()
+    assert goal["description"] == "Every runbook says who to page"
+    assert str(goal["deadline"]).startswith("2027-03-01")
+
+    _assert_fits_phone(page)
+    asked: list[str] = []
+    _accept_next_dialog(page, asked)
+    page.get_by_role("button", name="Delete goal").click()
+    expect(page.get_by_role("button", name=title)).to_have_count(0)
+    assert len(asked) == 1
+    assert title in asked[0]
+    assert seeded.admin.get(f"/api/goals/{goal_id}").status_code == 404
+    assert console.errors == []
+
+
+def test_retype_an_entity(seeded: Seeded, open_page: OpenPage) -> None:
+    name = f"Heron Pipeline {uuid.uuid4().hex[:6]}"
+    created = seeded.admin.post(
+        "/api/entities", json={"name": name, "type": "concept", "namespace": seeded.namespace}
+    )
+    assert created.status_code in (200, 201), created.text
+    entity_id = created.json()["id"]
+
+    page, console = open_page(seeded.admin_key)
+    page.goto(f"/entities/{entity_id}")
+    expect(page.get_by_role("heading", level=2, name=name)).to_be_visible()
+    page.get_by_role("button", name="Edit").click()
+    form = page.get_by_role("form", name="Edit entity")
+    form.get_by_label("Type").select_option("project")
+    form.get_by_role("button", name="Save").click()
+    expect(page.locator(".card").get_by_text("project", exact=True)).to_be_visible()
+    assert seeded.admin.get(f"/api/entities/{entity_id}").json()["type"] == "project"
+    _assert_fits_phone(page)
+    assert console.errors == []
