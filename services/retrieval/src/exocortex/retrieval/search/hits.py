@@ -4,6 +4,7 @@ keyword hits, widened by query expansion."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.vectors import Vector
@@ -18,8 +19,8 @@ from exocortex.indexes.base import (
 )
 from exocortex.retrieval import metrics
 from exocortex.retrieval.search import expansion, repository
-from exocortex.retrieval.search.lru import LruCache
 from exocortex.retrieval.search.query_encoder import QueryEmbedder
+from exocortex.retrieval.search.query_vectors import QueryVectors, model_key
 
 log = get_logger(__name__)
 
@@ -37,8 +38,8 @@ class IndexHits:
         self._embedder = embedder
         self._vector = vector_index
         self._keyword = keyword_index
-        # Agents repeat queries a lot; a cached query vector saves the embedding round trip.
-        self._query_vectors: LruCache[str, Vector] = LruCache(query_cache_size)
+        # Agents repeat queries a lot; a kept query vector saves its embedding.
+        self._query_vectors = QueryVectors(query_cache_size)
 
     async def keyword(
         self,
@@ -75,17 +76,22 @@ class IndexHits:
         return expansion.expand(query, entity_terms, cfg)
 
     async def vector(
-        self, query: str, limit: int, flt: IndexFilter, embedded: asyncio.Event
+        self,
+        query: str,
+        limit: int,
+        flt: IndexFilter,
+        embedded: asyncio.Event,
+        settings: Mapping[str, str],
     ) -> tuple[list[IndexHit], Vector]:
         """Vector hits for the query, and its vector; sets `embedded` once the query vector is
         known or cannot be had (the keyword side must not wait for a failed embedding)."""
         try:
-            vector = self._query_vectors.get(query)
+            vector = self._query_vectors.get(model_key(self._embedder, settings), query)
             if vector is None:
-                vector = (await metrics.timed("embed", self._embedder.embed([query], query=True)))[
-                    0
-                ]
-                self._query_vectors.put(query, vector)
+                embedded_now = metrics.timed("embed", self._embedder.embed([query], query=True))
+                vector = (await embedded_now)[0]
+                # Keyed after embedding: the service's client learns its model from the reply.
+                self._query_vectors.put(model_key(self._embedder, settings), query, vector)
         finally:
             embedded.set()
         hits = await metrics.timed("vector", self._vector.search(vector, limit, flt))

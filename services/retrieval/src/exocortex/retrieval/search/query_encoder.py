@@ -55,8 +55,13 @@ class LocalQueryEncoder:
     """Runs the model in this process, on its own small thread pool (an ONNX Runtime session
     takes concurrent calls), so the event loop keeps serving while a query is encoded."""
 
-    def __init__(self, encoder: Encoder, remote: QueryEmbedder, *, workers: int = 2) -> None:
+    def __init__(
+        self, encoder: Encoder, remote: QueryEmbedder, *, workers: int = 2, precision: str = ""
+    ) -> None:
         self.info = encoder.info
+        # What its vectors depend on: the model file, and the precision it runs at (kept query
+        # vectors are only served for the same; see query_vectors).
+        self.fingerprint = f"{getattr(self.info, 'fingerprint', '')}:{precision}"
         self._encoder = encoder
         self._remote = remote
         self._executor = ThreadPoolExecutor(max(1, workers), thread_name_prefix="query-encoder")
@@ -175,7 +180,7 @@ async def _open_local(
             "query encoder: the local model cannot be used", precision=precision, error=str(exc)
         )
         return None, True
-    local = LocalQueryEncoder(encoder, remote)
+    local = LocalQueryEncoder(encoder, remote, precision=precision)
     try:
         mine = (await local.embed([PROBE], query=True))[0]
         theirs = (await remote.embed([PROBE], query=True))[0]

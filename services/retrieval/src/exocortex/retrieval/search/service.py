@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from exocortex.core.db.pool import Pool
@@ -134,6 +134,7 @@ class SearchService:
                 flt,
                 embedded,
                 cfg.context_weight,
+                settings,
             )
         )
         expansion_cfg = expansion.ExpansionSettings.from_settings(settings)
@@ -253,10 +254,11 @@ class SearchService:
         flt: IndexFilter,
         embedded: asyncio.Event,
         context_weight: float,
+        settings: Mapping[str, str],
     ) -> list[tuple[str, float]]:
         """The vector index's roots for ``text``, re-ranked with their contextual vectors (see
         ``context``; read beside the keyword search)."""
-        hits, query_vector = await self._hits.vector(text, limit, flt, embedded)
+        hits, query_vector = await self._hits.vector(text, limit, flt, embedded, settings)
         roots = collapse_to_roots([(h.memory_id, h.score, h.parent_id) for h in hits])
         if context_weight <= 0 or not roots:
             return roots
