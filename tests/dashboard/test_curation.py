@@ -5,7 +5,9 @@ fits a 390 px screen, and that no console error was logged."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Dialog, Page, expect
@@ -227,3 +229,116 @@ def test_retype_an_entity(seeded: Seeded, open_page: OpenPage) -> None:
     assert seeded.admin.get(f"/api/entities/{entity_id}").json()["type"] == "project"
     _assert_fits_phone(page)
     assert console.errors == []
+
+
+def test_embedding_health_and_a_re_embed_followed_to_its_end(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    page, console = open_page(seeded.admin_key)
+    page.goto("/settings")
+    health = page.get_by_role("region", name="Embedding health")
+    expect(health.get_by_text("embedded", exact=True)).to_be_visible()
+    expect(health).to_contain_text("Current model:")
+    health.get_by_role("button", name="Re-embed").focus()
+    page.keyboard.press("Enter")
+    run = health.locator(".job-run")
+    expect(run.get_by_role("progressbar", name="Re-embed progress")).to_be_visible()
+    expect(run).to_have_attribute("data-status", "succeeded", timeout=180_000)
+    run_id = run.get_attribute("data-run-id")
+    assert run_id is not None
+    stored = seeded.admin.get(f"/api/maintenance/jobs/runs/{run_id}").json()
+    assert (stored["job"], stored["status"]) == ("repair", "succeeded")
+    assert stored["params"]["reembed"] is True
+    expect(run).to_contain_text("processed")  # the finished run's report is shown
+    _assert_fits_phone(page)
+    assert console.errors == []
+
+
+def test_download_a_json_export(seeded: Seeded, open_page: OpenPage) -> None:
+    page, console = open_page(seeded.admin_key)
+    page.goto("/settings")
+    export = page.get_by_role("region", name="Export")
+    with page.expect_download() as download_info:
+        export.get_by_role("button", name="Download JSON export").click()
+    download = download_info.value
+    assert download.suggested_filename.startswith(f"exocortex-export-{seeded.namespace}-")
+    document = json.loads(Path(download.path()).read_text(encoding="utf-8"))
+    assert document["version"] == 2
+    ids = {m["id"] for m in document["memories"]}
+    assert seeded.memories["people"] in ids
+    assert {m["namespace"] for m in document["memories"]} == {seeded.namespace}
+    expect(export.get_by_role("status")).to_contain_text(
+        f"Exported {len(document['memories'])} memories"
+    )
+    assert console.errors == []
+
+
+def test_an_export_import_is_previewed_in_a_dry_run_then_applied(
+    seeded: Seeded, open_page: OpenPage, tmp_path: Path
+) -> None:
+    lost = _store(seeded, f"The heron {uuid.uuid4().hex[:6]} ledger lives on the NAS")
+    reply = seeded.admin.get("/api/export", params={"namespace": seeded.namespace})
+    assert reply.status_code == 200, reply.text
+    backup = tmp_path / "export.json"
+    backup.write_text(reply.text, encoding="utf-8")
+    assert seeded.admin.delete(f"/api/memories/{lost}").status_code == 200
+    assert seeded.admin.get(f"/api/memories/{lost}").status_code == 404
+
+    page, console = open_page(seeded.admin_key)
+    page.goto("/settings")
+    section = page.get_by_role("region", name="Import")
+    section.get_by_label("JSON file").set_input_files(str(backup))
+    expect(section.get_by_label("JSON to import")).not_to_have_value("")
+    section.get_by_role("button", name="Preview import").click()
+    preview = section.get_by_role("status", name="Preview (dry run): nothing changed yet")
+    expect(preview.locator('tr[data-section="memories"] td').nth(1)).to_have_text("1")  # created
+    assert seeded.admin.get(f"/api/memories/{lost}").status_code == 404  # a dry run
+
+    section.get_by_role("button", name="Apply import").click()
+    applied = section.get_by_role("status", name="Imported")
+    expect(applied.locator('tr[data-section="memories"] td').nth(1)).to_have_text("1")
+    back = seeded.admin.get(f"/api/memories/{lost}")
+    assert back.status_code == 200
+    assert "ledger lives on the NAS" in back.json()["content"]
+    _assert_fits_phone(page)
+    assert console.errors == []
+
+
+def test_a_list_of_new_memories_is_previewed_then_imported(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    word = f"egret{uuid.uuid4().hex[:6]}"
+    items = [
+        {"content": f"The {word} sensor reports every minute", "namespace": seeded.namespace},
+        {"content": f"The {word} sensor battery lasts a year", "namespace": seeded.namespace},
+    ]
+    page, console = open_page(seeded.admin_key)
+    page.goto("/settings")
+    section = page.get_by_role("region", name="Import")
+    section.get_by_label("JSON to import").fill(json.dumps({"memories": items}))
+    section.get_by_role("button", name="Preview import").click()
+    preview = section.get_by_label("Import preview")
+    expect(preview).to_contain_text(f"2 new memories into {seeded.namespace}")
+    expect(preview).to_contain_text(f"The {word} sensor battery lasts a year")
+    assert _recent_with(seeded, word) == 0  # nothing stored by the preview
+
+    section.get_by_role("button", name="Apply import").click()
+    expect(section.get_by_role("status")).to_contain_text("Imported 2 memories")
+    assert _recent_with(seeded, word) == 2
+
+    # A broken document is refused with its reason, and nothing is offered to apply.
+    section.get_by_label("JSON to import").fill('{"memories": [{"text": "no content"}]}')
+    section.get_by_role("button", name="Preview import").click()
+    expect(section.get_by_role("alert")).to_contain_text(
+        'memories.0: each memory needs a "content"'
+    )
+    expect(section.get_by_role("button", name="Apply import")).to_be_disabled()
+    assert console.errors == []
+
+
+def _recent_with(seeded: Seeded, word: str) -> int:
+    reply = seeded.admin.get(
+        "/api/memories/recent", params={"namespace": seeded.namespace, "limit": "100"}
+    )
+    assert reply.status_code == 200, reply.text
+    return sum(word in m["content"] for m in reply.json()["results"])

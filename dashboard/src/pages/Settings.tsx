@@ -1,10 +1,12 @@
-import { useMemo, useState } from "react";
+import { lazy, Suspense, useMemo, useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { useAccess } from "../auth";
 import { Page, Show } from "../components/ui";
 import { useLoad } from "../hooks";
 
 type Spec = Schemas["SettingSpec"];
+// Embedding health, export and import: loaded with the page's data section, after the form.
+const SettingsData = lazy(() => import("./SettingsData").then((m) => ({ default: m.SettingsData })));
 const MASK = "••••";
 
 export function Settings() {
@@ -18,6 +20,9 @@ export function Settings() {
       <Show state={state}>
         {({ values, schema }) => <SettingsForm values={values} schema={schema} canWrite={canWrite} onSaved={state.reload} />}
       </Show>
+      <Suspense fallback={<p className="muted">Loading…</p>}>
+        <SettingsData />
+      </Suspense>
     </Page>
   );
 }
