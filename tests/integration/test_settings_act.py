@@ -106,9 +106,10 @@ async def test_keyword_boost_weighs_a_keywords_match(
             accept=lambda s: 0 < s < default,
         )
         await _patch(api, {"scoring.keyword_boost": "10"})
-        await until_async(
-            fts_score, what="keyword_boost 10 raises it", accept=lambda s: s > default > lower
+        higher = await until_async(
+            fts_score, what="keyword_boost 10 raises it", accept=lambda s: s > default
         )
+        assert higher > default > lower > 0
     finally:
         await _patch(api, {"scoring.keyword_boost": "2.0"})
 

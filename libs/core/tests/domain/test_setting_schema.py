@@ -52,6 +52,8 @@ def test_every_seeded_default_is_declared_and_valid() -> None:
         ("tag_alias.a\nb", "react"),
         ("tag_alias." + "t" * 300, "react"),
         ("tag_alias.k8s", "k" * 201),
+        ("retrieval_regression.schedule", "every morning"),
+        ("retrieval_regression.schedule", "* * *"),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(key: str, value: str) -> None:

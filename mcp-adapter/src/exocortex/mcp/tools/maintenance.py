@@ -35,6 +35,9 @@ JobName = Literal[
     "repair",
     "retrieval-regression",
     "weights",
+    "recalibration",
+    "trash-purge",
+    "sentinel-expiry",
 ]
 # A tool call waits this long for a job (never longer than REST allows); a longer run is
 # reported as running, with its id.
@@ -64,7 +67,17 @@ def _summary(report: dict[str, Any] | None) -> str:
     if report.get("skipped"):
         return f"skipped: {report['skipped']}"
     if report.get("dry_run"):
-        keys = ("clusters_found", "total", "detected", "boosted", "decayed", "to_embed")
+        keys = (
+            "clusters_found",
+            "total",
+            "detected",
+            "boosted",
+            "decayed",
+            "to_embed",
+            "recalibrated",
+            "purged",
+            "expiring",
+        )
         return "dry run: " + ", ".join(f"{k} {report[k]}" for k in keys if k in report)
     return ", ".join(f"{k} {v}" for k, v in changes.items()) or "no changes"
 
@@ -75,7 +88,7 @@ def _summary(report: dict[str, Any] | None) -> str:
 FLAG_JOBS: dict[str, tuple[JobName, dict[str, Any]]] = {
     "reembed": ("repair", {"reembed": True, "stale_model": False, "prune_outbox_days": 0}),
     "backfill_entities": ("entity-backfill", {}),
-    "recalibrate": ("importance", {}),
+    "recalibrate": ("recalibration", {}),
     "densify_graph": ("graph", {}),
     "build_co_retrieval_links": ("graph", {}),
     "tune_weights": ("weights", {}),

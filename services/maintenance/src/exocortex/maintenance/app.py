@@ -25,13 +25,17 @@ from exocortex.maintenance.deps import Deps
 from exocortex.maintenance.jobs.registry import all_jobs
 from exocortex.maintenance.jobs.runner import JobRunner
 from exocortex.maintenance.recorder import SearchRecorder
-from exocortex.maintenance.scheduler.scheduler import Scheduler
+from exocortex.maintenance.scheduler.scheduler import LiveSchedules, Scheduler
 from exocortex.maintenance.service import MaintenanceService
 from exocortex.maintenance.servicer import MaintenanceServicer
 from exocortex.maintenance.settings import MaintenanceSettings
 from exocortex.proto.v1 import maintenance_pb2_grpc
 
 log = get_logger(__name__)
+
+
+# Jobs whose schedule is a runtime setting, unless EXO_MAINTENANCE_SCHEDULES names them.
+SETTING_SCHEDULES = {"retrieval-regression": "retrieval_regression.schedule"}
 
 
 def schedules_for(settings: MaintenanceSettings) -> dict[str, str]:
@@ -87,7 +91,16 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
         )
         runner = JobRunner(deps, settings.database_url, all_jobs())
         stack.push_async_callback(runner.close)
-        servicer.attach(MaintenanceService(deps, runner, schedules), worker.pool)
+        live = LiveSchedules(
+            {name: expr for name, expr in schedules.items() if name not in SETTING_SCHEDULES}
+            | {
+                name: settings.schedules[name]
+                for name in SETTING_SCHEDULES.keys() & settings.schedules
+            },
+            {job: key for job, key in SETTING_SCHEDULES.items() if job not in settings.schedules},
+            settings_cache.get,
+        )
+        servicer.attach(MaintenanceService(deps, runner, live), worker.pool)
         recorder = DurableConsumer(
             worker.nats.jetstream(),
             durable=subjects.MAINTENANCE_SEARCH_RECORDER,
@@ -103,10 +116,11 @@ async def run(settings: MaintenanceSettings, stop: asyncio.Event) -> None:
         if settings.scheduler_enabled:
             scheduler = Scheduler(
                 runner,
-                schedules,
+                live,
                 startup_jobs=[j for j in settings.startup_jobs if j in runner.jobs],
                 startup_delay_seconds=settings.startup_delay_seconds,
                 previews=settings.scheduled_previews,
+                refresh_seconds=settings.schedule_refresh_seconds,
             )
             tasks.append(asyncio.create_task(scheduler.run(stop), name="job-scheduler"))
         # Exported from the start so dashboards and alerts see the series before the first run.

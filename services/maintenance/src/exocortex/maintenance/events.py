@@ -4,7 +4,7 @@ archived or changed, enqueued in the outbox in the job's own transaction, so the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from exocortex.proto.v1 import events_pb2
 _SUBJECTS = {
     "updated": subjects.MEMORY_UPDATED,
     "archived": subjects.MEMORY_ARCHIVED,
+    "deleted": subjects.MEMORY_DELETED,
 }
 
 
@@ -31,8 +32,14 @@ class Changed:
     namespace: str
 
 
-async def emit(conn: psycopg.AsyncConnection[Any], changed: Iterable[Changed], change: str) -> None:
-    """One `memory.<change>` event per memory (``change``: updated | archived)."""
+async def emit(
+    conn: psycopg.AsyncConnection[Any],
+    changed: Iterable[Changed],
+    change: str,
+    chunk_ids: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """One `memory.<change>` event per memory (``change``: updated | archived | deleted; a
+    deleted memory's event names its chunks, which went with it)."""
     subject = _SUBJECTS[change]
     cid = current_correlation_id()
     headers = {subjects.CORRELATION_HEADER: cid} if cid else {}
@@ -45,5 +52,6 @@ async def emit(conn: psycopg.AsyncConnection[Any], changed: Iterable[Changed], c
             namespace=item.namespace,
             change=change,
             occurred_at=now,
+            chunk_ids=list((chunk_ids or {}).get(item.memory_id, ())),
         ).SerializeToString()
         await outbox.enqueue(conn, subject, payload, headers)

@@ -19,7 +19,7 @@ from exocortex.maintenance.jobs.contradictions.service import Contradictions
 from exocortex.maintenance.jobs.regression.service import RegressionRecords
 from exocortex.maintenance.jobs.repository import JobRunRecord
 from exocortex.maintenance.jobs.runner import JobRunner
-from exocortex.maintenance.scheduler.scheduler import next_fire
+from exocortex.maintenance.scheduler.scheduler import LiveSchedules, next_fire
 
 MAX_WAIT_SECONDS = 300.0
 MAX_LIST = 500
@@ -37,7 +37,7 @@ class JobInfo:
 
 
 class MaintenanceService:
-    def __init__(self, deps: Deps, runner: JobRunner, schedules: dict[str, str]) -> None:
+    def __init__(self, deps: Deps, runner: JobRunner, schedules: LiveSchedules) -> None:
         self.deps = deps
         self.runner = runner
         self.schedules = schedules
@@ -48,9 +48,10 @@ class MaintenanceService:
         async with self.deps.pool.connection() as conn:
             last = await repository.last_runs(conn)
         now = datetime.now(UTC)
+        schedules = await self.schedules.current()
         out = []
         for name, job in sorted(self.runner.jobs.items()):
-            expr = self.schedules.get(name, "")
+            expr = schedules.get(name, "")
             run = last.get(name)
             out.append(
                 JobInfo(

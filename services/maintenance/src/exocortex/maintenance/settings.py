@@ -46,6 +46,13 @@ class MaintenanceSettings(GrpcServiceSettings):
         default_factory=lambda: ["importance", "archival", "repair"],
         validation_alias=AliasChoices("EXO_MAINTENANCE_STARTUP_JOBS"),
     )
+    # How often a schedule held in a runtime setting (retrieval_regression.schedule) is read
+    # again while the scheduler waits: a change applies within this time.
+    schedule_refresh_seconds: float = Field(
+        default=30.0,
+        gt=0.0,
+        validation_alias=AliasChoices("EXO_MAINTENANCE_SCHEDULE_REFRESH_SECONDS"),
+    )
     startup_delay_seconds: float = Field(
         default=10.0, ge=0.0, validation_alias=AliasChoices("EXO_MAINTENANCE_STARTUP_DELAY_SECONDS")
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -31,7 +32,8 @@ class SettingError(ValueError):
 
 @dataclass(frozen=True)
 class Spec:
-    """``kind`` is one of boolean, number, integer, choice, text, url, json-list, json-object."""
+    """``kind`` is one of boolean, number, integer, choice, text, url, cron, json-list,
+    json-object."""
 
     kind: str
     low: float = -math.inf
@@ -119,7 +121,7 @@ SCHEMA: dict[str, Spec] = {
     "benchmark.indexed": BOOLEAN,
     "benchmark.chunking": BOOLEAN,
     "retrieval_regression.enabled": BOOLEAN,
-    "retrieval_regression.schedule": Spec("text", max_chars=100),
+    "retrieval_regression.schedule": Spec("cron", max_chars=100),
     "retrieval_regression.queries": Spec("json-list"),
     "retrieval_regression.limit": _int(1, 100),
     "retrieval_regression.min_overlap_at_10": FRACTION,
@@ -171,6 +173,21 @@ def _number(key: str, spec: Spec, value: str) -> None:
         raise SettingError(key, f"must be a finite {spec.describe()}")
 
 
+_CRON_FIELD = re.compile(r"[0-9A-Za-z*/,?#-]+")
+
+
+def _cron(key: str, value: str) -> None:
+    """A cron expression (UTC: five fields, or six with the seconds last) or empty (off). The
+    scheduler checks it again with croniter; this keeps obvious garbage out of the store."""
+    fields = value.split()
+    if value.strip() and (
+        len(fields) not in (5, 6) or not all(_CRON_FIELD.fullmatch(f) for f in fields)
+    ):
+        raise SettingError(
+            key, "must be a cron expression (5 fields, or 6 with seconds), or empty for off"
+        )
+
+
 def _url(key: str, value: str) -> None:
     if not value:
         return
@@ -212,6 +229,8 @@ def check(key: str, value: str) -> None:
         raise SettingError(key, f"must be {spec.describe()}")
     elif spec.kind == "url":
         _url(key, value)
+    elif spec.kind == "cron":
+        _cron(key, value)
     elif spec.kind.startswith("json"):
         _json(key, spec, value)
 

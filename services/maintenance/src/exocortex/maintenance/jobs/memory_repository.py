@@ -39,7 +39,7 @@ async def archive(
         """
         WITH wanted(id, version) AS (SELECT * FROM unnest(%s::text[], %s::bigint[]))
         UPDATE memories m
-           SET is_active = false,
+           SET is_active = false, archived_by = 'automation',
                superseded_by = coalesce(%s, m.superseded_by),
                consolidated_into = coalesce(%s, m.consolidated_into),
                updated_at = now(), version = m.version + 1
@@ -60,8 +60,8 @@ async def archive(
         return []
     done = TextArray([c.memory_id for c in changed])
     await conn.execute(
-        "UPDATE memories SET is_active = false, updated_at = now(), version = version + 1 "
-        "WHERE parent_id = ANY(%s)",
+        "UPDATE memories SET is_active = false, archived_by = 'automation', updated_at = now(), "
+        "version = version + 1 WHERE parent_id = ANY(%s)",
         (done,),
     )
     await events.emit(conn, changed, "archived")

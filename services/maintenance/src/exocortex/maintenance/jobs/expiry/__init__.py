@@ -1,0 +1,1 @@
+"""The sentinel-report expiry job."""

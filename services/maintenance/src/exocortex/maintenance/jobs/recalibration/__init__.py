@@ -1,0 +1,1 @@
+"""The importance recalibration job."""

@@ -1,0 +1,1 @@
+"""The trash purge job."""
