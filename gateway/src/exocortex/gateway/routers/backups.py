@@ -16,18 +16,31 @@ from exocortex.api.backup import (
     ExportDocument,
     ObsidianReport,
     ObsidianRequest,
+    ReferenceExport,
+    ReferenceRestoreReport,
     RestoreReport,
     RestoreRequest,
     VerifyReport,
     VerifyRequest,
 )
 from exocortex.api.limits import BACKUP_NAME_MAX, BACKUP_NAME_PATTERN
+from exocortex.core.errors import InvalidArgument
+from exocortex.core.reference import convert as reference
+from exocortex.core.reference.sources import ReferenceError, read_backup_v1
 from exocortex.gateway.backends import Backends
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import backup_pb2, backup_pb2_grpc
 
 # The memories router's import route restores an export document through this module.
-__all__ = ["ExportDocument", "RestoreReport", "restore_export", "router"]
+__all__ = [
+    "ExportDocument",
+    "ReferenceExport",
+    "ReferenceRestoreReport",
+    "RestoreReport",
+    "restore_export",
+    "restore_reference",
+    "router",
+]
 
 router = APIRouter(tags=["backups"])
 
@@ -130,6 +143,30 @@ async def restore_export(backends: Backends, body: ExportDocument, *, dry_run: b
     request = backup_pb2.RestoreExportRequest(document_json=body.model_dump_json(), dry_run=dry_run)
     reply = await _stub(backends).RestoreExport(request, timeout=BACKUP_TIMEOUT_SECONDS)
     return _restore_body(reply)
+
+
+async def restore_reference(
+    backends: Backends, body: ReferenceExport, *, namespace: str | None, dry_run: bool
+) -> Any:
+    """POST /api/memories/import with the reference product's version 1 export: converted to
+    an export document (docs/migrating.md), then restored exactly as one is."""
+    try:
+        conversion = reference.to_export(read_backup_v1(body.model_dump()), namespace=namespace)
+    except ReferenceError as exc:
+        raise InvalidArgument(f"not a readable reference export: {exc}") from None
+    document = ExportDocument.model_validate(conversion.document)
+    report = await restore_export(backends, document, dry_run=dry_run)
+    left_out = [{"kind": x.kind, "count": x.count, "reason": x.reason} for x in conversion.left_out]
+    if conversion.ai_settings:
+        left_out.append(
+            {
+                "kind": "settings",
+                "count": len(conversion.ai_settings),
+                "reason": "ai.* (the LLM provider and key): set them with PATCH /api/settings "
+                "or `exo import --with-api-key`",
+            }
+        )
+    return {**report, "left_out": left_out}
 
 
 @router.post("/api/backups/{name}/restore", response_model=RestoreReport)

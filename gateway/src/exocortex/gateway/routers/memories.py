@@ -13,7 +13,7 @@ import grpc
 from fastapi import APIRouter, HTTPException, Path, Query, status
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from exocortex.api.limits import ID_MAX
+from exocortex.api.limits import ID_MAX, NAMESPACE_MAX, NAMESPACE_PATTERN
 from exocortex.api.memories import MemoryCreate, StoredMemory
 from exocortex.api.writes import (
     BulkResult,
@@ -150,15 +150,33 @@ async def _await_parent(backends: BackendsDep, parent_id: str) -> bool:
     return await _await_version(backends, parent_id, reply.memories[0].version)
 
 
-@router.post("/import", response_model=ImportResponse | backups.RestoreReport)
+@router.post(
+    "/import",
+    response_model=ImportResponse | backups.ReferenceRestoreReport | backups.RestoreReport,
+)
 async def import_memories(
-    body: ImportRequest | backups.ExportDocument,
+    body: ImportRequest | backups.ExportDocument | backups.ReferenceExport,
     backends: BackendsDep,
-    dry_run: Annotated[bool, Query(description="Export documents only: change nothing.")] = False,
+    dry_run: Annotated[
+        bool, Query(description="Export documents only: report, change nothing.")
+    ] = False,
+    namespace: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=NAMESPACE_MAX,
+            pattern=NAMESPACE_PATTERN,
+            description="The reference product's export only: put everything in this namespace "
+            "(by default each row keeps its own, `default` when it has none).",
+        ),
+    ] = None,
 ) -> Any:
     """Many memories in one call (embedded in batches). Per-item results; a bad item fails
     alone. Duplicates count as imported (`dedup_action: skipped`). An export document (GET
-    /api/export) is restored exactly instead (see docs/backup.md)."""
+    /api/export) is restored exactly instead (see docs/backup.md), and so is the reference
+    product's version 1 JSON export, converted first (see docs/migrating.md)."""
+    if isinstance(body, backups.ReferenceExport):
+        return await backups.restore_reference(backends, body, namespace=namespace, dry_run=dry_run)
     if isinstance(body, backups.ExportDocument):
         return await backups.restore_export(backends, body, dry_run=dry_run)
     limit = backends.settings.max_import_batch

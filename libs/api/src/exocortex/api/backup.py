@@ -121,6 +121,28 @@ class ExportDocument(BaseModel):
     memories: list[dict[str, Any]]
 
 
+class ReferenceExport(BaseModel):
+    """The reference product's version 1 JSON export (``BackupData``), accepted by POST
+    /api/memories/import: converted to an export document and restored exactly (see
+    docs/migrating.md for what maps to what)."""
+
+    model_config = ConfigDict(extra="allow")
+    version: Literal[1]
+    memories: list[dict[str, Any]]
+
+
+class LeftOutItems(BaseModel):
+    kind: str
+    count: int
+    reason: str
+
+
+class ReferenceRestoreReport(RestoreReport):
+    left_out: list[LeftOutItems] = Field(
+        description="What of the reference's document does not come across, and why."
+    )
+
+
 class ObsidianRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     full: bool = Field(

@@ -149,7 +149,8 @@ class Reference:
     counts: dict[str, int] = field(default_factory=dict)  # per section of a v2 export
     goal_id: str = ""
     archived_id: str = ""
-    changed_setting: tuple[str, str] = ("scoring.vector_weight", "0.5")
+    # A setting the user changed there (one that changes nothing else a test looks at).
+    changed_setting: tuple[str, str] = ("sentinel.report_ttl_days", "45")
 
     def export_v1(self) -> dict[str, Any]:
         return export_v1(self.path)
@@ -361,7 +362,7 @@ def build(path: Path, *, extra_memories: int = 0) -> Reference:
         [(rich["id"], "reviews", clock.tick()) for _ in range(3)],
     )
     settings = {
-        "scoring.vector_weight": ref.changed_setting[1],
+        ref.changed_setting[0]: ref.changed_setting[1],
         "scoring.fts_weight": "0.25",
         "embedding.model": "Xenova/all-MiniLM-L6-v2",
         "server.port": "3210",

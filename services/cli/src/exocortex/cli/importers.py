@@ -4,16 +4,20 @@ re-import of the same file replaces its sections instead of duplicating them).
 
 Formats: a JSON backup (``exo export``) or a JSON array of ``{content, …}`` objects or strings;
 Markdown and text files; chat exports: Claude Code JSONL transcripts, ChatGPT
-``conversations.json`` and plain chat text (blocks separated by blank lines)."""
+``conversations.json`` and plain chat text (blocks separated by blank lines); the reference
+product's SQLite database (or a backup of it), version 1 JSON export and encrypted ``.enc``
+export, converted to an export document (``exocortex.core.reference``)."""
 
 from __future__ import annotations
 
 import glob
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from exocortex.core.reference import convert, sources
 
 Format = Literal["auto", "json", "markdown", "chat"]
 FORMATS: tuple[Format, ...] = ("auto", "json", "markdown", "chat")
@@ -24,6 +28,8 @@ SUFFIXES = {
     ".txt": "markdown",
     ".jsonl": "chat",
 }
+# Asks for the passphrase of an encrypted file (only when one is met).
+Passphrase = Callable[[Path], str]
 # The fields an import item may carry (the store request's); anything else in a file is left out.
 ITEM_FIELDS = frozenset(
     {
@@ -36,6 +42,10 @@ ITEM_FIELDS = frozenset(
 
 class ImportFileError(Exception):
     """A file that cannot be read as the format asked; the message names it."""
+
+
+class WrongPassphrase(ImportFileError):
+    """The passphrase does not open an encrypted export."""
 
 
 @dataclass
@@ -52,6 +62,8 @@ class Plan:
     documents: list[Document] = field(default_factory=list)
     # Export documents (GET /api/export) restored exactly: ids, links, entities, goals.
     restores: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # The reference product's database or exports, converted to export documents.
+    references: list[tuple[str, convert.Conversion]] = field(default_factory=list)
     per_file: list[tuple[str, str, int]] = field(default_factory=list)  # path, format, items
     left_out: list[str] = field(default_factory=list)  # what was not imported, and why
 
@@ -76,9 +88,23 @@ def expand(patterns: Iterable[str]) -> list[Path]:
     return list(seen)
 
 
-def plan(paths: list[Path], fmt: Format, *, namespace: str | None, tags: list[str]) -> Plan:
+def plan(
+    paths: list[Path],
+    fmt: Format,
+    *,
+    namespace: str | None,
+    tags: list[str],
+    passphrase: Passphrase | None = None,
+    decrypt: bool = False,
+) -> Plan:
+    """``decrypt``: every JSON file is the reference's encrypted export (as ``.enc`` files
+    are); ``passphrase`` is asked for the first time one is met."""
     out = Plan()
     for path in paths:
+        reference = _reference(path, fmt, decrypt=decrypt, passphrase=passphrase)
+        if reference is not None:
+            _add_reference(out, path, reference, namespace=namespace, tags=tags)
+            continue
         kind = fmt if fmt != "auto" else SUFFIXES.get(path.suffix.lower())
         if kind is None:
             out.left_out.append(f"{path}: unknown kind of file (use --format)")
@@ -110,6 +136,53 @@ def plan(paths: list[Path], fmt: Format, *, namespace: str | None, tags: list[st
         out.memories.extend(items)
         out.per_file.append((str(path), kind, len(items)))
     return out
+
+
+def _reference(
+    path: Path, fmt: Format, *, decrypt: bool, passphrase: Passphrase | None
+) -> sources.ReferenceData | None:
+    """The reference product's rows when ``path`` is one of its files, else None."""
+    if fmt not in ("auto", "json"):
+        return None
+    kind = sources.kind_of(path)
+    if decrypt and path.suffix.lower() in (".json", ".enc"):
+        kind = "encrypted"
+    try:
+        if kind == "sqlite":
+            return sources.read_sqlite(path)
+        if kind == "encrypted":
+            if passphrase is None:
+                raise ImportFileError(f"{path}: an encrypted export needs its passphrase")
+            return sources.read_backup_v1(
+                sources.parse_json(sources.decrypt(path.read_bytes(), passphrase(path)))
+            )
+        if path.suffix.lower() != ".json":
+            return None
+        document = json.loads(_read(path))
+        return sources.read_backup_v1(document) if sources.is_backup_v1(document) else None
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except sources.WrongPassphrase as exc:
+        raise WrongPassphrase(f"{path}: {exc}") from None
+    except sources.ReferenceError as exc:
+        raise ImportFileError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ImportFileError(f"{path}: {exc.strerror}") from None
+
+
+def _add_reference(
+    out: Plan, path: Path, data: sources.ReferenceData, *, namespace: str | None, tags: list[str]
+) -> None:
+    conversion = convert.to_export(data, namespace=namespace)
+    if tags:
+        for memory in conversion.document["memories"]:
+            memory["tags"] = sorted({*memory.get("tags", []), *tags})
+    out.references.append((str(path), conversion))
+    label = {"sqlite": "reference database", "json": "reference export", "encrypted":
+             "reference export (encrypted)"}[data.kind]  # fmt: skip
+    out.per_file.append((str(path), label, sum(conversion.counts().values())))
+    for left in conversion.left_out:
+        out.left_out.append(f"{path}: {left.count} {left.kind}: {left.reason}")
 
 
 def _export_document(path: Path, text: str) -> dict[str, Any] | None:

@@ -38,6 +38,7 @@ from exocortex.api.vocabulary import (
     Source,
 )
 from exocortex.core.domain import setting_schema
+from exocortex.core.domain.keywords import generate_keywords
 from exocortex.core.domain.text import content_hash
 from exocortex.core.ids import is_ulid
 from exocortex.core.reference.sources import ReferenceData
@@ -154,9 +155,27 @@ def to_export(data: ReferenceData, *, namespace: str | None = None) -> Conversio
         "contradictions": _contradictions(data, memory_ids, report),
         "consolidations": _consolidations(data, namespace, memory_ids, report),
     }
+    _fill_times(document)
     settings, ai = _settings(data.settings, report)
     document["settings"] = settings
     return Conversion(document=document, left_out=report.items(), ai_settings=ai)
+
+
+# Sections whose rows carry an updated_at here (every section carries a created_at).
+_UPDATED = ("entities", "goals", "goal_milestones", "contradictions")
+
+
+def _fill_times(document: dict[str, Any]) -> None:
+    """Every row has its times (the columns here are NOT NULL): a row the reference wrote
+    without a readable one gets the time of the import."""
+    now = datetime.now(UTC).isoformat()
+    for section in SECTION_ORDER:
+        if section == "memory_entities":
+            continue  # no times there, nor here
+        for row in document[section]:
+            row.setdefault("created_at", now)
+            if section in _UPDATED:
+                row.setdefault("updated_at", row["created_at"])
 
 
 def memory_levels(memories: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -376,7 +395,11 @@ def _memory(
     if content_type not in get_args(ContentType):
         report.add("memories", f"content_type {content_type!r} unknown here (stored as text)")
         content_type = "text"
-    tag_list = tags if isinstance(tags, list) else _strings(tags)
+    tag_list = [str(t) for t in (tags if isinstance(tags, list) else _strings(tags))]
+    created = _time(row.get("created_at"))
+    if created is None:
+        report.add("memories", "no readable created_at (given the time of the import)")
+        created = datetime.now(UTC).isoformat()
     memory: dict[str, Any] = {
         "id": str(row["id"]),
         "namespace": namespace or row.get("namespace") or DEFAULT_NAMESPACE,
@@ -389,7 +412,8 @@ def _memory(
         "is_active": _flag(row.get("is_active"), True),
         "is_metadata": is_metadata,
         "content_hash": content_hash(content),
-        "keywords": _text(row.get("keywords")),
+        # The reference's own keywords when it made them, else made as a store here makes them.
+        "keywords": _text(row.get("keywords")) or generate_keywords(content, tag_list),
         "embedding_model": REEMBED,
         "useful_count": _count(row.get("useful_count")),
         "access_count": _count(row.get("access_count")),
@@ -398,8 +422,8 @@ def _memory(
         "metadata": metadata,
         # Entities and links come from the reference as it found them.
         "enrichment_status": "done",
-        "created_at": _time(row.get("created_at")),
-        "updated_at": _time(row.get("updated_at")) or _time(row.get("created_at")),
+        "created_at": created,
+        "updated_at": _time(row.get("updated_at")) or created,
         "version": 1,
         "tags": sorted({str(t).strip() for t in tag_list if str(t).strip()}),
     }

@@ -3,6 +3,7 @@ progress bar (count, rate, ETA) on both."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import sys
@@ -14,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from exocortex.cli import exporters, importers, output
+from exocortex.cli import exporters, importers, output, reference_import
 from exocortex.cli.client import ApiError, Client
 from exocortex.cli.commands import backups
 from exocortex.cli.context import client, csv
@@ -30,6 +31,10 @@ RETRIES = 4
 RETRY_PAUSE_SECONDS = 2.0
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 MAX_DOCUMENTS = 200
+# Requests in flight at once for the reference product's files: the server embeds one while it
+# receives the next.
+DEFAULT_IN_FLIGHT = 3
+MAX_IN_FLIGHT = 16
 
 
 def register(app: typer.Typer) -> None:
@@ -53,27 +58,78 @@ def import_(
         int, typer.Option(min=1, max=MAX_BATCH, help="memories per request")
     ] = DEFAULT_BATCH,
     dry_run: Annotated[
-        bool, typer.Option(help="show what would be imported; send nothing")
+        bool,
+        typer.Option(
+            help="show what would be imported (for the reference product's files: what would "
+            "be created, merged or skipped, asked of the server); change nothing"
+        ),
     ] = False,
+    decrypt: Annotated[
+        bool,
+        typer.Option(
+            "--decrypt",
+            "-d",
+            help="the JSON files are the reference product's encrypted exports (as .enc files "
+            "always are)",
+        ),
+    ] = False,
+    passphrase: Annotated[
+        str | None,
+        typer.Option(
+            envvar="EXO_IMPORT_PASSPHRASE", help="of an encrypted export (asked when needed)"
+        ),
+    ] = None,
+    with_api_key: Annotated[
+        bool,
+        typer.Option(
+            "--with-api-key",
+            help="also apply the reference's ai.* settings, its LLM API key included",
+        ),
+    ] = False,
+    in_flight: Annotated[
+        int, typer.Option(min=1, max=MAX_IN_FLIGHT, help="requests sent at once")
+    ] = DEFAULT_IN_FLIGHT,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
-    """Import memories from your files (JSON, Markdown, chat transcripts).
+    """Import memories from your files (JSON, Markdown, chat transcripts) or from the
+    reference product (its database, JSON or encrypted export).
 
     A JSON export is restored exactly; a JSON list gives one memory per item; Markdown files and
     folders are split at `##` headers (importing a file again replaces its sections); chat
     exports (Claude Code `.jsonl` transcripts, ChatGPT `conversations.json`, plain text with
-    `--format chat`) give one memory per exchange."""
+    `--format chat`) give one memory per exchange. The reference product's SQLite database
+    (`~/.exocortex/exocortex.db` or a backup of it, read and never changed), its JSON export
+    and its `.enc` export come across whole, with their ids and times; running the same import
+    again changes nothing, and resumes one that was interrupted (docs/migrating.md)."""
     if fmt not in importers.FORMATS:
         raise typer.BadParameter(
             f"use one of {', '.join(importers.FORMATS)}", param_hint="--format"
         )
+    asked: dict[str, str] = {}
+
+    def ask(path: Path) -> str:
+        if passphrase is not None:
+            return passphrase
+        if "value" not in asked:
+            asked["value"] = typer.prompt(f"Passphrase for {path.name}", hide_input=True)
+        return asked["value"]
+
     try:
         found = importers.expand(paths)
-        plan = importers.plan(found, fmt, namespace=namespace, tags=csv(tags))
+        plan = importers.plan(
+            found, fmt, namespace=namespace, tags=csv(tags), passphrase=ask, decrypt=decrypt
+        )
+    except importers.WrongPassphrase as exc:
+        output.error(str(exc), "nothing was imported; check the passphrase")
+        raise typer.Exit(1) from None
     except importers.ImportFileError as exc:
         raise typer.BadParameter(str(exc), param_hint="PATHS") from None
     for reason in plan.left_out:
         output.note(f"left out: {reason}")
+    if plan.references:
+        _import_references(ctx, plan, batch_size, in_flight, dry_run, with_api_key, as_json)
+        if not (plan.memories or plan.documents or plan.restores):
+            return
     if dry_run:
         _show_plan(plan, as_json)
         return
@@ -98,6 +154,83 @@ def import_(
         _show_summary(summary, len(errors))
     if errors:
         raise typer.Exit(1)
+
+
+def _import_references(
+    ctx: typer.Context,
+    plan: importers.Plan,
+    batch_size: int,
+    in_flight: int,
+    dry_run: bool,
+    with_api_key: bool,
+    as_json: bool,
+) -> None:
+    """The reference product's files: each converted document sent in phases, several
+    requests in flight, with a progress bar; the outcome per kind."""
+    tally = reference_import.Tally(dry_run=dry_run)
+    size = min(batch_size, reference_import.PART_MAX)
+    started = time.monotonic()
+    applied: list[str] = []
+    kept_back: list[dict[str, Any]] = []
+    with client(ctx) as api:
+
+        def post(part: dict[str, Any]) -> dict[str, Any]:
+            params = {"dry_run": "true"} if dry_run else None
+            reply: dict[str, Any] = _post_batch(api, "/api/memories/import", part, params)
+            return reply
+
+        for name, conversion in plan.references:
+            stages = reference_import.phases(conversion.document, size, MAX_REQUEST_BYTES)
+            total = sum(part.items for stage in stages for part in stage)
+            with output.progress("items") as bar:
+                label = "checking (dry run)" if dry_run else "importing"
+                task = bar.add_task(f"{label} {Path(name).name}", total=total)
+                reference_import.send(
+                    post,
+                    stages,
+                    tally,
+                    in_flight=in_flight,
+                    advance=functools.partial(bar.advance, task),
+                )
+            if conversion.ai_settings and with_api_key and not dry_run:
+                api.patch("/api/settings", conversion.ai_settings)
+                applied += sorted(conversion.ai_settings)
+            elif conversion.ai_settings:
+                keys = ", ".join(sorted(conversion.ai_settings))
+                reason = f"{keys}: the LLM provider and key, applied only with --with-api-key"
+                kept_back.append({"file": name, "kind": "settings", "count": 1, "reason": reason})
+                output.note(f"left out: {name}: {reason}")
+    seconds = time.monotonic() - started
+    memories = sum(tally.counts.get("memories", Counter()).values())
+    summary = {
+        "dry_run": dry_run,
+        "sections": {k: dict(v) for k, v in tally.counts.items()},
+        "reasons": [
+            {"kind": k, "reason": r, "count": n} for (k, r), n in tally.reasons.most_common()
+        ],
+        "left_out": [
+            {"file": name, "kind": x.kind, "count": x.count, "reason": x.reason}
+            for name, conversion in plan.references
+            for x in conversion.left_out
+        ]
+        + kept_back,
+        "ai_settings_applied": applied,
+        "seconds": round(seconds, 2),
+        "memories_per_second": round(memories / seconds, 1) if seconds else None,
+    }
+    if as_json:
+        output.emit_json(summary)
+        return
+    outcomes = ("created", "already here", "merged", "updated", "skipped", "conflict")
+    output.table(
+        ["kind", *("would create" if o == "created" and dry_run else o for o in outcomes)],
+        ((kind, *(counts.get(o, 0) for o in outcomes)) for kind, counts in tally.counts.items()),
+        title="reference import (dry run: nothing was changed)" if dry_run else "reference import",
+    )
+    for (kind, reason), n in tally.reasons.most_common(10):
+        output.note(f"{kind}: {n} × {reason}")
+    output.note("merged: the same content is here already under another id, which is kept")
+    output.stdout.print(f"done in {seconds:.1f}s")
 
 
 def _show_plan(plan: importers.Plan, as_json: bool) -> None:
@@ -188,12 +321,16 @@ def _send_documents(
     return totals
 
 
-def _post_batch(api: Client, path: str, body: dict[str, Any]) -> Any:
+def _post_batch(
+    api: Client, path: str, body: dict[str, Any], params: dict[str, Any] | None = None
+) -> Any:
     """One batch, sent again when the stack was briefly unavailable (503) or did not answer:
     a batch is safe to repeat, as content already stored comes back as a duplicate."""
     for attempt in range(1, RETRIES + 1):
         try:
-            return api.post(path, body, timeout=BATCH_TIMEOUT_SECONDS)
+            return api.request(
+                "POST", path, json=body, params=params, timeout=BATCH_TIMEOUT_SECONDS
+            )
         except ApiError as exc:
             if attempt == RETRIES or exc.status not in (None, 502, 503, 504):
                 raise
