@@ -9,8 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor
+from psycopg.rows import RowMaker
 
+from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.domain.vectors import Vector, from_bytes
 from exocortex.core.records import MemoryRecord
@@ -73,21 +75,45 @@ LIMIT %(n)s
 
 
 # Per memory: how many links it has (either direction) and its strongest link to an active goal
-# (explicit progress 1.0, found by enrichment 0.7). Three index lookups a memory.
-_EXTRAS_SQL = """
-SELECT c.id,
-       (SELECT count(*) FROM memory_links l WHERE l.source_id = c.id)
-     + (SELECT count(*) FROM memory_links l WHERE l.target_id = c.id) AS links,
-       coalesce((SELECT max(CASE gl.kind WHEN 'explicit' THEN %(explicit)s ELSE %(implicit)s END)
+# (explicit progress 1.0, found by enrichment 0.7). Three index lookups a memory, read in the
+# same statement as the rows themselves: one round trip, one statement for Postgres to run.
+_EXTRAS_COLUMNS = """
+       (SELECT count(*) FROM memory_links l WHERE l.source_id = r.id)
+     + (SELECT count(*) FROM memory_links l WHERE l.target_id = r.id) AS extra_links,
+       coalesce((SELECT max(CASE gl.kind WHEN 'explicit' THEN %s ELSE %s END)
                    FROM goal_links gl JOIN goals g ON g.id = gl.goal_id AND g.status = 'active'
-                  WHERE gl.memory_id = c.id), 0) AS goal
-  FROM unnest(%(ids)s::text[]) AS c(id)
+                  WHERE gl.memory_id = r.id), 0) AS extra_goal
 """
 
 
-async def records(conn: Conn, ids: Sequence[str]) -> dict[str, MemoryRecord]:
-    """The candidates' rows that exist within the caller's scope."""
-    return await memories.get_records(conn, ids)
+def _record_and_extras(cursor: AsyncCursor[Any]) -> RowMaker[tuple[MemoryRecord, Extras]]:
+    """Rows of ``records`` as (the typed row, its extras): the last two columns are the
+    extras."""
+    names = [column.name for column in cursor.description or ()][:-2]
+
+    def make(values: Sequence[Any]) -> tuple[MemoryRecord, Extras]:
+        record = MemoryRecord(**dict(zip(names, values, strict=False)))
+        return record, Extras(int(values[-2]), float(values[-1]))
+
+    return make
+
+
+async def records(
+    conn: Conn, ids: Sequence[str], explicit: float, implicit: float
+) -> dict[str, tuple[MemoryRecord, Extras]]:
+    """The candidates' rows that exist within the caller's scope (the same statement as
+    ``memories.get_records``), each with what the quality and goal-relevance signals need
+    beyond it (``explicit`` and ``implicit``: the goal relevance of each kind of goal link)."""
+    if not ids:
+        return {}
+    cond, params = scope.sql_filter()
+    sql = (
+        f"SELECT r.*, {_EXTRAS_COLUMNS} FROM ({memories.SELECT_MEMORY} "
+        f"WHERE m.id = ANY(%s) AND {cond}) r"
+    )
+    async with conn.cursor(row_factory=_record_and_extras) as cur:
+        await cur.execute(sql, (explicit, implicit, TextArray(ids), *params))
+        return {record.id: (record, more) for record, more in await cur.fetchall()}
 
 
 async def proximity(
@@ -127,17 +153,6 @@ async def linked(conn: Conn, result_ids: Sequence[str], limit: int) -> list[Link
     ]
 
 
-async def extras(
-    conn: Conn, ids: Sequence[str], explicit: float, implicit: float
-) -> dict[str, Extras]:
-    """What the quality and goal-relevance signals need beyond a memory's row."""
-    if not ids:
-        return {}
-    params = {"ids": TextArray(ids), "explicit": explicit, "implicit": implicit}
-    cur = await conn.execute(_EXTRAS_SQL, params)
-    return {r["id"]: Extras(int(r["links"]), float(r["goal"])) for r in await cur.fetchall()}
-
-
 async def max_access(conn: Conn, namespace: str | None) -> int:
     """The highest access count among the namespace's active memories, or every namespace's
     with None (chunks are never ranked on their own). Limited to roots, the join reads the
@@ -164,12 +179,14 @@ async def max_access(conn: Conn, namespace: str | None) -> int:
 # statement afresh on every search (0.7 ms). With a literal its one generic plan is the right
 # one (a handful of statements, one per window setting). The neighbours' namespace is the seed's
 # column for the same reason: the index bounds then never depend on a parameter.
+# With {vectors} the seeds' and neighbours' embeddings come in the same rows (for coherence):
+# one statement instead of a second one to read them by id.
 _NEIGHBOURS_SQL = """
-SELECT w.seed, n.id, n.side
+SELECT w.seed, n.id, n.side{vectors}
   FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
   JOIN memories s ON s.id = w.seed AND (%(ns)s::text IS NULL OR s.namespace = %(ns)s)
  CROSS JOIN LATERAL (
-    (SELECT m.id, -1 AS side
+    (SELECT m.id, -1 AS side{near_vector}
        FROM memories m
       WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
         AND m.id < w.seed AND m.id >= w.low
@@ -180,7 +197,7 @@ SELECT w.seed, n.id, n.side
       ORDER BY m.id DESC
       LIMIT {window})
     UNION ALL
-    (SELECT m.id, 1
+    (SELECT m.id, 1{near_vector}
        FROM memories m
       WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
         AND m.id > w.seed AND m.id <= w.high
@@ -201,37 +218,57 @@ async def around(
     cfg: NeighbourSettings,
 ) -> Found:
     """The seeds' arrival neighbours (see ``neighbours.Found``)."""
+    found, _ = await _around(conn, namespace, seeds, cfg, with_vectors=False)
+    return found
+
+
+async def around_with_vectors(
+    conn: Conn,
+    namespace: str | None,
+    seeds: Sequence[str],
+    cfg: NeighbourSettings,
+) -> tuple[Found, dict[str, Vector]]:
+    """The seeds' arrival neighbours, and the unit vectors of those seeds and neighbours that
+    have an embedding (for ``neighbours.coherence``)."""
+    return await _around(conn, namespace, seeds, cfg, with_vectors=True)
+
+
+async def _around(
+    conn: Conn,
+    namespace: str | None,
+    seeds: Sequence[str],
+    cfg: NeighbourSettings,
+    *,
+    with_vectors: bool,
+) -> tuple[Found, dict[str, Vector]]:
     windows = id_windows(seeds, cfg)
     if not windows or not cfg.enabled:
-        return {}
+        return {}, {}
     params: dict[str, Any] = {
         "seeds": TextArray(windows),
         "lows": TextArray(w[0] for w in windows.values()),
         "highs": TextArray(w[1] for w in windows.values()),
         "ns": namespace,
     }
-    cur = await conn.execute(_NEIGHBOURS_SQL.format(window=int(cfg.window)), params)
-    return group((row["seed"], int(row["side"]), row["id"]) for row in await cur.fetchall())
-
-
-_VECTORS_SQL = """
-SELECT id, embedding FROM memories WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL
-"""
-
-
-async def vectors(conn: Conn, found: Found) -> dict[str, Vector]:
-    """Unit vectors of the seeds and their neighbours, for ``neighbours.coherence``."""
-    ids = {i for seed, near in found.items() for i in (seed, *(n for n, _ in near))}
-    if not ids:
-        return {}
-    cur = await conn.execute(_VECTORS_SQL, {"ids": TextArray(ids)})
+    sql = _NEIGHBOURS_SQL.format(
+        window=int(cfg.window),
+        vectors=", s.embedding AS seed_embedding, n.embedding" if with_vectors else "",
+        near_vector=", m.embedding" if with_vectors else "",
+    )
+    cur = await conn.execute(sql, params)
+    rows = await cur.fetchall()
+    found = group((row["seed"], int(row["side"]), row["id"]) for row in rows)
+    if not with_vectors:
+        return found, {}
     out: dict[str, Vector] = {}
-    for row in await cur.fetchall():
-        vector = from_bytes(row["embedding"])
-        norm = float(np.linalg.norm(vector))
-        if norm > 0:
-            out[row["id"]] = vector / norm
-    return out
+    for row in rows:
+        for memory_id, raw in ((row["seed"], row["seed_embedding"]), (row["id"], row["embedding"])):
+            if raw is not None and memory_id not in out:
+                vector = from_bytes(raw)
+                norm = float(np.linalg.norm(vector))
+                if norm > 0:
+                    out[memory_id] = vector / norm
+    return found, out
 
 
 _CONTEXT_SQL = """

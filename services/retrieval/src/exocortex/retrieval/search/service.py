@@ -18,6 +18,7 @@ from exocortex.core.db.pool import Pool
 from exocortex.core.domain.text import strip_private
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
+from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
 from exocortex.retrieval import metrics
@@ -40,7 +41,6 @@ from exocortex.retrieval.search.fusion import (
     fuse,
     rank_by_score,
 )
-from exocortex.retrieval.search.graph import NO_EXTRAS
 from exocortex.retrieval.search.hits import IndexHits
 from exocortex.retrieval.search.lru import LruCache
 from exocortex.retrieval.search.max_access import MaxAccess
@@ -303,15 +303,14 @@ class SearchService:
         return [by_id[i] for i in order] + scored[cfg.candidates :]
 
     async def _hydrate(self, ids: list[str]) -> dict[str, Candidate]:
-        """The rows, each with what the quality and goal signals need beyond it (read right
-        after on the same connection: a second one a search would crowd the pool)."""
+        """The rows, each with what the quality and goal signals need beyond it (one
+        statement)."""
         async with self._pool.connection() as conn:
-            rows = await metrics.timed("hydrate", repository.records(conn, ids))
-            more = await metrics.timed(
-                "extras",
-                repository.extras(conn, list(rows), scoring.GOAL_EXPLICIT, scoring.GOAL_IMPLICIT),
+            rows = await metrics.timed(
+                "hydrate",
+                repository.records(conn, ids, scoring.GOAL_EXPLICIT, scoring.GOAL_IMPLICIT),
             )
-        return {i: Candidate(memory, more.get(i, NO_EXTRAS)) for i, memory in rows.items()}
+        return {i: Candidate(memory, more) for i, (memory, more) in rows.items()}
 
     async def _proximity(
         self, namespace: str | None, ids: list[str], query: str
@@ -327,12 +326,15 @@ class SearchService:
         """The top candidates' arrival neighbours (and their vectors, when coherence is
         asked)."""
         async with self._pool.connection() as conn:
-            found = await metrics.timed(
-                "neighbours", repository.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
-            )
-            if not cfg.coherence_full or not found:
+            if not cfg.coherence_full:
+                found = await metrics.timed(
+                    "neighbours", repository.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
+                )
                 return found, {}
-            return found, await metrics.timed("neighbour_vectors", repository.vectors(conn, found))
+            return await metrics.timed(
+                "neighbours",
+                repository.around_with_vectors(conn, namespace, ids[:GRAPH_SEEDS], cfg),
+            )
 
     async def _score_reachable(
         self,
@@ -383,7 +385,7 @@ class SearchService:
             return []
         async with self._pool.connection() as conn:
             links = await repository.linked(conn, result_ids, limit)
-            rows = await repository.records(conn, [link.memory_id for link in links])
+            rows = await memories.get_records(conn, [link.memory_id for link in links])
         return [LinkedMemory(rows[x.memory_id], x) for x in links if x.memory_id in rows]
 
 
