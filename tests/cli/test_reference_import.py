@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,3 +157,17 @@ def test_an_encrypted_export_comes_across_with_its_passphrase(
     again = exo.json("import", str(path), "-n", namespace)
     assert all("created" not in counts for counts in again["sections"].values()), again
     assert _export(exo.url, namespace) == document
+
+
+def test_without_a_path_the_database_named_by_exocortex_db_path_is_imported(
+    exo: Exo, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ref = reference.build(tmp_path / "elsewhere.db")
+    monkeypatch.setenv("EXOCORTEX_DB_PATH", str(ref.path))
+    dry = exo.json("import", "-n", namespace, "--dry-run")
+    assert dry["sections"]["memories"] == {"created": ref.counts["memories"]}
+    monkeypatch.setenv("EXOCORTEX_DB_PATH", str(tmp_path / "missing.db"))
+    result = exo("import", "-n", namespace)
+    assert result.exit_code == 2
+    unboxed = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
+    assert "no reference database at" in unboxed

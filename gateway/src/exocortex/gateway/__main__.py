@@ -2,8 +2,9 @@
 
 import uvicorn
 
-from exocortex.core.logging import configure_logging
+from exocortex.core.logging import configure_logging, get_logger
 from exocortex.core.process import event_loop
+from exocortex.core.reference_env import note_aliases
 from exocortex.gateway.app import create_app
 from exocortex.gateway.settings import GatewaySettings
 
@@ -11,6 +12,7 @@ from exocortex.gateway.settings import GatewaySettings
 def main() -> None:
     settings = GatewaySettings()
     configure_logging("gateway", fmt=settings.log_format, level=settings.log_level)
+    note_aliases(settings, get_logger("exocortex.gateway"))
     uvicorn.run(
         create_app(settings),
         host=settings.host,

@@ -5,10 +5,11 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 
 from exocortex.core.config import CommonSettings
+from exocortex.core.reference_env import env
 
 
 class GatewaySettings(CommonSettings):
-    host: str = Field(default="127.0.0.1", validation_alias=AliasChoices("EXO_GATEWAY_HOST"))
+    host: str = Field(default="127.0.0.1", validation_alias=env("EXO_GATEWAY_HOST"))
     port: int = Field(default=3210, validation_alias=AliasChoices("EXO_GATEWAY_PORT"))
     # Read-your-writes: how long a store waits for the memory to become searchable.
     store_wait_ms: int = Field(default=5_000, validation_alias=AliasChoices("EXO_STORE_WAIT_MS"))
@@ -24,7 +25,7 @@ class GatewaySettings(CommonSettings):
     # the gateway binds a non-loopback address.
     api_keys: str = Field(default="", validation_alias=AliasChoices("EXO_API_KEYS"))
     # Exact origins allowed to call the API from a browser, comma-separated; empty = CORS off.
-    cors_origins: str = Field(default="", validation_alias=AliasChoices("EXO_CORS_ORIGINS"))
+    cors_origins: str = Field(default="", validation_alias=env("EXO_CORS_ORIGINS"))
     # A built dashboard to serve at "/" (index.html fallback for client-side routes).
     dashboard_dir: Path | None = Field(
         default=None, validation_alias=AliasChoices("EXO_GATEWAY_DASHBOARD_DIR")

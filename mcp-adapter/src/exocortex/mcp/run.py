@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import uvicorn
 
-from exocortex.core.logging import configure_logging
+from exocortex.core.logging import configure_logging, get_logger
+from exocortex.core.reference_env import note_aliases
 from exocortex.mcp.common import Transport
 from exocortex.mcp.http import http_app
 from exocortex.mcp.server import create_server
-from exocortex.mcp.settings import McpSettings
+from exocortex.mcp.settings import Attribution, McpSettings
 
 __all__ = ["Transport", "serve"]
 
@@ -20,7 +21,9 @@ def serve(transport: Transport, *, host: str | None = None, port: int | None = N
     """
     settings = McpSettings()
     configure_logging("mcp-adapter", fmt=settings.log_format, level=settings.log_level)
-    server = create_server(settings, transport=transport)
+    attribution = Attribution()
+    note_aliases(attribution, get_logger("exocortex.mcp"))
+    server = create_server(settings, attribution, transport=transport)
     if transport == "stdio":
         server.run("stdio")
         return

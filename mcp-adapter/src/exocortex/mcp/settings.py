@@ -5,18 +5,22 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from exocortex.core.reference_env import env
+
 DEFAULT_MCP_PORT = 3211
 
 
 class Attribution(BaseSettings):
     """Who writes: filled in on every write unless the tool call names someone else."""
 
-    model_config = SettingsConfigDict(env_prefix="EXO_DEFAULT_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="EXO_DEFAULT_", env_file=".env", extra="ignore", populate_by_name=True
+    )
 
-    provider: str | None = None
-    model_id: str | None = None
-    model_name: str | None = None
-    agent: str | None = None
+    provider: str | None = Field(default=None, validation_alias=env("EXO_DEFAULT_PROVIDER"))
+    model_id: str | None = Field(default=None, validation_alias=env("EXO_DEFAULT_MODEL_ID"))
+    model_name: str | None = Field(default=None, validation_alias=env("EXO_DEFAULT_MODEL_NAME"))
+    agent: str | None = Field(default=None, validation_alias=env("EXO_DEFAULT_AGENT"))
     session_id: str | None = None
 
 

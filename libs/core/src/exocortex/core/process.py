@@ -13,6 +13,7 @@ from prometheus_client import start_http_server
 
 from exocortex.core.config import CommonSettings, EventLoop
 from exocortex.core.logging import configure_logging, get_logger
+from exocortex.core.reference_env import note_aliases
 
 S = TypeVar("S", bound=CommonSettings)
 T = TypeVar("T")
@@ -68,6 +69,7 @@ def run_until_signalled(
 def run_service(name: str, settings: S, run: Callable[[S, asyncio.Event], Awaitable[None]]) -> None:
     """The whole of every service's ``__main__``: log set-up, then ``run`` until signalled."""
     configure_logging(name, fmt=settings.log_format, level=settings.log_level)
+    note_aliases(settings, log)
 
     async def _main(stop: asyncio.Event) -> None:
         await run(settings, stop)

@@ -80,7 +80,10 @@ def _data_dir() -> Path:
 def up(
     port: Annotated[int, typer.Option(envvar="EXO_GATEWAY_PORT", help="REST API port")] = 3210,
     host: Annotated[
-        str, typer.Option(envvar="EXO_GATEWAY_HOST", help="address the REST API binds")
+        str,
+        typer.Option(
+            envvar=["EXO_GATEWAY_HOST", "EXOCORTEX_HOST"], help="address the REST API binds"
+        ),
     ] = "127.0.0.1",
     database_url: Annotated[
         str | None, typer.Option(envvar="EXO_DATABASE_URL", help="use this Postgres")

@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
+from exocortex.core.reference_env import env
 
 
 class EmbeddingSettings(GrpcServiceSettings):
@@ -32,9 +33,7 @@ class EmbeddingSettings(GrpcServiceSettings):
         default="onnx", validation_alias=AliasChoices("EXO_EMBEDDING_BACKEND")
     )
     # Where the ONNX export is kept (default: <EXO_DATA_DIR>/models).
-    cache_dir: Path | None = Field(
-        default=None, validation_alias=AliasChoices("EXO_EMBEDDING_CACHE_DIR")
-    )
+    cache_dir: Path | None = Field(default=None, validation_alias=env("EXO_EMBEDDING_CACHE_DIR"))
     threads: int = Field(default=2, validation_alias=AliasChoices("EXO_EMBEDDING_THREADS"))
     max_texts_per_request: int = 2048
     max_chars_per_text: int = 100_000

@@ -5,6 +5,7 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
+from exocortex.core.reference_env import env
 
 
 class IngestSettings(GrpcServiceSettings):
@@ -30,18 +31,12 @@ class IngestSettings(GrpcServiceSettings):
     # Semantic dedup asks the retrieval service; a slow answer must not hold up writes.
     nearest_timeout_seconds: float = 2.0
     # Attribution for writes that name none (as the MCP adapter does for its calls).
-    default_provider: str | None = Field(
-        default=None, validation_alias=AliasChoices("EXO_DEFAULT_PROVIDER")
-    )
-    default_model_id: str | None = Field(
-        default=None, validation_alias=AliasChoices("EXO_DEFAULT_MODEL_ID")
-    )
+    default_provider: str | None = Field(default=None, validation_alias=env("EXO_DEFAULT_PROVIDER"))
+    default_model_id: str | None = Field(default=None, validation_alias=env("EXO_DEFAULT_MODEL_ID"))
     default_model_name: str | None = Field(
-        default=None, validation_alias=AliasChoices("EXO_DEFAULT_MODEL_NAME")
+        default=None, validation_alias=env("EXO_DEFAULT_MODEL_NAME")
     )
-    default_agent: str | None = Field(
-        default=None, validation_alias=AliasChoices("EXO_DEFAULT_AGENT")
-    )
+    default_agent: str | None = Field(default=None, validation_alias=env("EXO_DEFAULT_AGENT"))
 
     def default_attribution(self) -> dict[str, str]:
         values = {

@@ -20,6 +20,7 @@ from exocortex.cli.client import ApiError, Client
 from exocortex.cli.commands import backups
 from exocortex.cli.context import client, csv
 from exocortex.core.domain.safe_paths import UnsafeName
+from exocortex.core.reference_env import reference_database
 
 # The gateway takes at most 1,000 memories and 5 MB per request; stay below both.
 MAX_BATCH = 1_000
@@ -45,8 +46,13 @@ def register(app: typer.Typer) -> None:
 def import_(
     ctx: typer.Context,
     paths: Annotated[
-        list[str], typer.Argument(help="files, folders or globs (quote globs: 'notes/**/*.md')")
-    ],
+        list[str] | None,
+        typer.Argument(
+            help="files, folders or globs (quote globs: 'notes/**/*.md'); none: the reference "
+            "product's database (EXOCORTEX_DB_PATH, else ~/.exocortex/exocortex.db)",
+            show_default=False,
+        ),
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="auto (by extension), json, markdown or chat")
     ] = "auto",
@@ -114,6 +120,16 @@ def import_(
             asked["value"] = typer.prompt(f"Passphrase for {path.name}", hide_input=True)
         return asked["value"]
 
+    if not paths:
+        database = reference_database()
+        if not database.is_file():
+            raise typer.BadParameter(
+                f"give the files to import (no reference database at {database}; "
+                "EXOCORTEX_DB_PATH names another)",
+                param_hint="PATHS",
+            )
+        output.note(f"importing the reference product's database {database}")
+        paths = [str(database)]
     try:
         found = importers.expand(paths)
         plan = importers.plan(
