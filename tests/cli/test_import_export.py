@@ -150,7 +150,7 @@ def test_export_json_imports_back_and_markdown_and_obsidian_are_written(
     assert exo.json("search", "changelog release notes", "-n", other)["results"]
 
     markdown = tmp_path / "all.md"
-    assert exo("export", str(markdown), "-f", "markdown", "-n", namespace).exit_code == 0
+    assert exo("export", "-o", str(markdown), "-f", "markdown", "-n", namespace).exit_code == 0
     text = markdown.read_text()
     assert f"· {kept['id']}" in text
     assert "Release notes live in CHANGELOG.md" in text

@@ -397,6 +397,10 @@ def export(
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="only this one")
     ] = None,
+    output_file: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="output file or vault folder (as PATH)"),
+    ] = None,
     encrypt: Annotated[
         bool,
         typer.Option(
@@ -414,6 +418,9 @@ def export(
     JSON (the default) is a full backup that `exo import` restores exactly; Markdown is one
     file with a section per memory; an Obsidian vault gets a note per memory, entity and goal
     (only changed notes are rewritten); --encrypt writes an encrypted backup on the server."""
+    if output_file and path and output_file != path:
+        raise typer.BadParameter("give the output once: PATH or -o", param_hint="--output")
+    path = path or output_file
     if encrypt:
         if path or namespace:
             raise typer.BadParameter(
