@@ -342,3 +342,115 @@ def _recent_with(seeded: Seeded, word: str) -> int:
     )
     assert reply.status_code == 200, reply.text
     return sum(word in m["content"] for m in reply.json()["results"])
+
+
+def test_memory_detail_shows_its_link_graph_and_a_word_diff_against_the_newer_memory(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    old = _store(seeded, "The egret API timeout is 30 seconds.")
+    new = _store(seeded, "The egret API timeout is 90 seconds.")
+    detected = seeded.admin.post("/api/contradictions/detect", json={"namespace": seeded.namespace})
+    assert detected.status_code == 200, detected.text
+    pending = seeded.admin.get("/api/contradictions", params={"namespace": seeded.namespace})
+    pair = next(c for c in pending.json() if {c["memory_a_id"], c["memory_b_id"]} == {old, new})
+    resolved = seeded.admin.patch(
+        f"/api/contradictions/{pair['id']}", json={"status": "resolved", "keep_id": new}
+    )
+    assert resolved.status_code == 200, resolved.text
+    assert _memory(seeded, old)["superseded_by"] == new
+    decision = seeded.memories["decision"]
+    linked = seeded.admin.post(
+        f"/api/memories/{old}/links", json={"target_id": decision, "link_type": "elaborates"}
+    )
+    assert linked.status_code in (200, 201), linked.text
+
+    page, console = open_page(seeded.admin_key)
+    page.goto(f"/memory/{old}")
+    banner = page.locator(".superseded")
+    expect(banner).to_contain_text("Superseded by")
+    changes = banner.get_by_label("Word changes")
+    expect(changes.locator("del")).to_have_text("30")
+    expect(changes.locator("ins")).to_have_text("90")
+    expect(changes).to_contain_text("The egret API timeout is")
+
+    graph = page.get_by_role("group", name="Links of this memory")
+    node = graph.get_by_role("link", name="elaborates: We chose Postgres")
+    expect(node).to_be_visible()
+    _assert_fits_phone(page)
+    node.focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(f"{seeded.url}/memory/{decision}")
+    expect(page.get_by_text("We chose Postgres with pgvector").first).to_be_visible()
+    assert console.errors == []
+
+
+def test_entity_neighbourhood_graph_leads_to_a_neighbour(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    _store(seeded, "Anthropic uses Kubernetes for real-time event streaming")
+    found = seeded.admin.get(
+        "/api/entities", params={"namespace": seeded.namespace, "query": seeded.entity_name}
+    ).json()["results"]
+    entity_id = next(e["id"] for e in found if e["name"] == seeded.entity_name)
+
+    def neighbours() -> list[str]:
+        reply = seeded.admin.get(f"/api/entities/{entity_id}/relationships").json()
+        return [r["entity"]["name"] for r in reply["results"]]
+
+    until(
+        lambda: "Kubernetes" in neighbours(),
+        what="enrichment related Anthropic to Kubernetes",
+        seconds=120,
+    )
+    page, console = open_page(seeded.admin_key)
+    page.goto(f"/entities/{entity_id}")
+    graph = page.get_by_role("group", name="Neighbourhood of this entity")
+    node = graph.get_by_role("link", name="uses: Kubernetes")
+    expect(node).to_be_visible()
+    expect(graph.locator(".node-label.center")).to_have_text(seeded.entity_name)
+    _assert_fits_phone(page)
+    node.focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=2, name="Kubernetes")).to_be_visible()
+    assert console.errors == []
+
+
+def test_analytics_producer_quality_regression_and_consolidation_run_now(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    agent = f"curator-{uuid.uuid4().hex[:6]}"
+    for topic in ("tides", "winds", "moons"):
+        _store(seeded, f"The {agent} notes on {topic} are filed weekly", agent=agent)
+    ran = seeded.admin.post(
+        "/api/maintenance/jobs/retrieval-regression/run",
+        json={"params": {"queries": ["heron database choice"]}, "wait_seconds": 120},
+    )
+    assert ran.status_code == 200, ran.text
+    latest = seeded.admin.get("/api/retrieval-regression/latest").json()
+    assert latest["run_id"] is not None
+
+    page, console = open_page(seeded.admin_key)
+    page.goto("/analytics")
+    producers = page.get_by_role("region", name="Producer quality")
+    producers.get_by_role("button", name="by agent").click()
+    expect(producers.get_by_role("button", name="by agent")).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    row = producers.get_by_role("row").filter(has_text=agent)
+    expect(row.get_by_role("cell").nth(1)).to_have_text("3")
+
+    regression = page.get_by_role("region", name="Retrieval regression")
+    expect(regression).to_contain_text(f"Run {latest['run_id']}")
+    expect(regression.get_by_role("row").filter(has_text="heron database choice")).to_be_visible()
+    expect(regression).to_contain_text("golden queries")
+
+    consolidation = page.get_by_role("region", name="Consolidation")
+    consolidation.get_by_role("button", name="Run auto-consolidation now").click()
+    run = consolidation.locator(".job-run")
+    expect(run).to_have_attribute("data-status", "succeeded", timeout=180_000)
+    run_id = run.get_attribute("data-run-id")
+    assert run_id is not None
+    stored = seeded.admin.get(f"/api/maintenance/jobs/runs/{run_id}").json()
+    assert (stored["job"], stored["status"]) == ("auto-consolidation", "succeeded")
+    _assert_fits_phone(page)
+    assert console.errors == []

@@ -32,6 +32,7 @@ def _pages(seeded: Seeded) -> list[tuple[str, str, str, str]]:
         ("memory", f"/memory/{people}", "Memory", "Alice Smith works at Anthropic"),
         ("overview", "/overview", "Overview", "By content type"),
         ("entities", "/entities", "Entities", seeded.entity_name),
+        ("entity", f"/entities/{_entity_id(seeded)}", "Entity", seeded.entity_name),
         ("graph", "/graph", "Knowledge graph", seeded.entity_name),
         ("timeline", "/timeline", "Timeline", "Bob Jones moved the heron gateway"),
         ("goals", "/goals", "Goals", seeded.goal_title),
@@ -45,11 +46,19 @@ def _pages(seeded: Seeded) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _entity_id(seeded: Seeded) -> str:
+    found = seeded.admin.get(
+        "/api/entities", params={"namespace": seeded.namespace, "query": seeded.entity_name}
+    ).json()["results"]
+    return str(next(e["id"] for e in found if e["name"] == seeded.entity_name))
+
+
 PAGE_NAMES = [
     "memories",
     "memory",
     "overview",
     "entities",
+    "entity",
     "graph",
     "timeline",
     "goals",

@@ -139,6 +139,23 @@ def planted(seeded: Seeded) -> Planted:
         )
     )
     assert admin.post(f"/api/memories/{archived['id']}/archive").status_code == 200
+    # The memory page draws its links as SVG text: a planted neighbour's content is one.
+    linked = admin.post(
+        f"/api/memories/{found.memory_id}/links", json={"target_id": decision["id"]}
+    )
+    assert linked.status_code in (200, 201), linked.text
+    skill = _created(
+        admin.post(
+            "/api/memories",
+            json={
+                "content": f"Heron xss skill {img('skill content')}",
+                "namespace": namespace,
+                "tags": ["skill", img("skill tag")],
+                "metadata": {"helpful": script("helpful vote"), "harmful": 2},
+            },
+        )
+    )
+    skill = admin.get(f"/api/memories/{skill['id']}").json()
 
     entity = _created(
         admin.post(
@@ -175,12 +192,18 @@ def planted(seeded: Seeded) -> Planted:
 
     found.shown = {
         "/": [stored["content"]],
-        f"/memory/{found.memory_id}": [stored["content"], *stored["tags"], img("agent")],
+        f"/memory/{found.memory_id}": [
+            stored["content"],
+            *stored["tags"],
+            img("agent"),
+            "Heron xss decision <img",
+        ],
         "/entities": [entity["name"], second["name"]],
         f"/entities/{found.entity_id}": [entity["name"], *entity["aliases"]],
         "/graph": [],
         "/timeline": [decision["content"]],
         "/goals": [goal["title"]],
+        "/skills": [skill["content"], *(t for t in skill["tags"] if t != "skill")],
         "/trash": [archived["content"]],
         "/overview": [],
         "/analytics": [],

@@ -3,6 +3,7 @@ import { api, unwrap } from "../api/client";
 import { Page, Show, Stat, when } from "../components/ui";
 import { useLoad, useNamespace } from "../hooks";
 import { Chart } from "./Overview";
+import { ConsolidationNow, ProducerQuality, RetrievalRegression } from "./AnalyticsPanels";
 
 export function Analytics() {
   const namespace = useNamespace();
@@ -112,6 +113,9 @@ export function Analytics() {
           </>
         )}
       </Show>
+      <ProducerQuality />
+      <RetrievalRegression />
+      <ConsolidationNow />
     </Page>
   );
 }

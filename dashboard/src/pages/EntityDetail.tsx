@@ -5,6 +5,7 @@ import { useAccess } from "../auth";
 import { list, record, type Entity, type EntityMemory } from "../api/shapes";
 import { MemoryLine, Page, Show, Tags } from "../components/ui";
 import { useLoad } from "../hooks";
+import { RadialGraph } from "../components/RadialGraph";
 
 interface Related {
   entity: Entity;
@@ -94,6 +95,18 @@ export function EntityDetail() {
         {(reply) => {
           const rows = list<Related>(reply.results);
           return rows.length ? (
+            <>
+            <RadialGraph
+              label="Neighbourhood of this entity"
+              center={detail.data?.entity.name ?? ""}
+              spokes={rows.map((r, i) => ({
+                key: `${i}-${r.entity.id}`,
+                label: r.entity.name,
+                href: `/entities/${r.entity.id}`,
+                edge: r.relationship,
+                direction: r.direction === "incoming" ? "incoming" : "outgoing",
+              }))}
+            />
             <ul className="links">
               {rows.map((r, i) => (
                 <li key={i}>
@@ -109,6 +122,7 @@ export function EntityDetail() {
                 </li>
               ))}
             </ul>
+            </>
           ) : (
             <p className="muted">No relationships.</p>
           );

@@ -5,6 +5,8 @@ import { useAccess } from "../auth";
 import { Page, Show, Tags, when } from "../components/ui";
 import { useLoad } from "../hooks";
 import { list, record, type Brief } from "../api/shapes";
+import { RadialGraph } from "../components/RadialGraph";
+import { WordDiff } from "../components/WordDiff";
 
 const TYPES = ["text", "note", "decision", "conversation", "summary"] as const;
 
@@ -34,11 +36,7 @@ export function MemoryDetail() {
       <Show state={memory}>
         {(m) => (
           <>
-            {m.superseded_by && (
-              <p className="notice">
-                Superseded by <Link to={`/memory/${m.superseded_by}`}>a newer memory</Link>.
-              </p>
-            )}
+            {m.superseded_by && <Superseded memory={m} by={m.superseded_by} />}
             {!m.is_active && <p className="notice">This memory is archived (in the trash).</p>}
             {editing ? (
               <EditForm memory={m} onSave={(patch) => act(unwrap(api.PATCH("/api/memories/{memory_id}", { params: { path: { memory_id: id } }, body: patch })))} onCancel={() => setEditing(false)} />
@@ -91,6 +89,18 @@ export function MemoryDetail() {
       <Show state={links}>
         {(reply) =>
           reply.links.length ? (
+            <>
+            <RadialGraph
+              label="Links of this memory"
+              center={memory.data ? short(memory.data.content) : "this memory"}
+              spokes={reply.links.map((l) => ({
+                key: `${l.direction}-${l.memory_id}-${l.link_type}`,
+                label: short(l.preview.content),
+                href: `/memory/${l.memory_id}`,
+                edge: l.link_type,
+                direction: l.direction === "outgoing" ? "outgoing" : "incoming",
+              }))}
+            />
             <ul className="links">
               {reply.links.map((l) => (
                 <li key={`${l.direction}-${l.memory_id}-${l.link_type}`}>
@@ -100,12 +110,34 @@ export function MemoryDetail() {
                 </li>
               ))}
             </ul>
+            </>
           ) : (
             <p className="muted">No links.</p>
           )
         }
       </Show>
     </Page>
+  );
+}
+
+const short = (text: string) => (text.length > 40 ? `${text.slice(0, 39)}…` : text);
+
+/** The banner of a superseded memory: a link to the newer one and what it changed, word by word. */
+function Superseded({ memory, by }: { memory: Memory; by: string }) {
+  const newer = useLoad(() => unwrap(api.GET("/api/memories/{memory_id}", { params: { path: { memory_id: by } } })), [by]);
+  return (
+    <div className="notice superseded">
+      <p>
+        Superseded by <Link to={`/memory/${by}`}>a newer memory</Link>.
+      </p>
+      {newer.data && (
+        <>
+          <p className="muted">What the newer memory changed:</p>
+          <WordDiff before={memory.content} after={newer.data.content} />
+        </>
+      )}
+      {newer.error && <p className="muted">The newer memory cannot be read: {newer.error}</p>}
+    </div>
   );
 }
 
