@@ -45,9 +45,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stack_baseline import stack_pss_mb, stack_rss_mb
+from stack_baseline import stack_processes, stack_pss_mb, stack_rss_mb
 
 from exocortex.core.runtime.stack import Stack, StackConfig
 
@@ -290,6 +291,71 @@ class Timed:
         )
 
 
+# The stack's processes by part, the order the CPU table lists them in; "client" is this
+# process, which generates the load on the same cores.
+PARTS = (
+    "gateway",
+    "retrieval",
+    "postgres",
+    "maintenance",
+    "nats",
+    "embedding",
+    "ingest",
+    "enrichment",
+    "mcp",
+    "client",
+)
+
+
+def _part(proc: psutil.Process) -> str:
+    name = proc.name()
+    if name.startswith("postgres"):
+        return "postgres"
+    if "nats" in name:
+        return "nats"
+    cmd = proc.cmdline()  # python -m exocortex.<part>
+    if "-m" in cmd and cmd.index("-m") + 1 < len(cmd):
+        return cmd[cmd.index("-m") + 1].rsplit(".", 1)[-1]
+    return name
+
+
+class CpuTimes:
+    """CPU seconds (user + system, every thread) spent by each part of the stack between
+    `start()` and `stop()`, summed over the stretches measured."""
+
+    def __init__(self, stack: Stack) -> None:
+        self._stack = stack
+        self._started: dict[int, tuple[str, float]] = {}
+        self.seconds: dict[str, float] = dict.fromkeys(PARTS, 0.0)
+        self.searches = 0
+
+    def _read(self) -> dict[int, tuple[str, float]]:
+        out = {}
+        me = psutil.Process()
+        for proc in [*stack_processes(self._stack), me]:
+            try:
+                times = proc.cpu_times()
+                part = "client" if proc.pid == me.pid else _part(proc)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+            out[proc.pid] = (part, times.user + times.system)
+        return out
+
+    def start(self) -> None:
+        self._started = self._read()
+
+    def stop(self, searches: int) -> None:
+        for pid, (part, seconds) in self._read().items():
+            # A process started meanwhile (a Postgres backend) counts from zero.
+            before = self._started.get(pid, (part, 0.0))[1]
+            self.seconds[part] = self.seconds.get(part, 0.0) + seconds - before
+        self.searches += searches
+
+    def ms_per_search(self) -> dict[str, float]:
+        n = max(1, self.searches)
+        return {part: 1000 * s / n for part, s in self.seconds.items()}
+
+
 async def settle(timed: Timed, seconds: float) -> None:
     """No searches for a while, so the vector engine's idle optimizer indexes the new points."""
     await asyncio.sleep(seconds)
@@ -338,22 +404,47 @@ class StageTimes:
 
 
 async def time_searches(
-    stack: Stack, size: int, repeats: int, n_queries: int, stages: StageTimes
+    stack: Stack,
+    size: int,
+    repeats: int,
+    n_queries: int,
+    stages: StageTimes,
+    cpu: dict[str, CpuTimes],
+    repeat_queries: bool = False,
 ) -> dict[str, list[dict[str, float]]]:
-    """Sequential, 8-client and /health timings, one entry per repeat."""
+    """Sequential, 8-client and /health timings (and with `repeat_queries` the sequential
+    queries once more), one entry per repeat; CPU per part into `cpu` by mode."""
     timed = Timed(stack.gateway_url)
     await settle(timed, 20.0)
     runs: dict[str, list[dict[str, float]]] = {"seq": [], "c8": [], "health": []}
+    if repeat_queries:
+        runs["again"] = []
     for r in range(repeats):
+        asked = queries(n_queries, seed=size + r)
         await stages.start()
-        seq = await timed.sequential(queries(n_queries, seed=size + r))
+        cpu["seq"].start()
+        began = time.perf_counter()
+        seq = await timed.sequential(asked)
+        rates = {"seq": len(seq) / (time.perf_counter() - began)}
+        cpu["seq"].stop(len(seq))
         await stages.stop()
+        cpu["c8"].start()
+        began = time.perf_counter()
         c8 = await timed.concurrent(queries(n_queries, seed=size + 100 + r), 8)
+        rates["c8"] = len(c8) / (time.perf_counter() - began)
+        cpu["c8"].stop(len(c8))
         base = await timed.health(n_queries)
-        for name, values in (("seq", seq), ("c8", c8), ("health", base)):
-            runs[name].append(
-                {"p50": pct(values, 50), "p95": pct(values, 95), "p99": pct(values, 99)}
-            )
+        measured = [("seq", seq), ("c8", c8), ("health", base)]
+        if repeat_queries:
+            cpu["again"].start()
+            again = await timed.sequential(asked)
+            cpu["again"].stop(len(again))
+            measured.append(("again", again))
+        for name, values in measured:
+            entry = {"p50": pct(values, 50), "p95": pct(values, 95), "p99": pct(values, 99)}
+            if name in rates:
+                entry["rate"] = rates[name]
+            runs[name].append(entry)
     return runs
 
 
@@ -365,6 +456,7 @@ async def measure(
     progress: Progress,
     load_only: bool = False,
     stop_enrichment: bool = False,
+    repeat_queries: bool = False,
 ) -> list[dict[str, Any]]:
     rows = []
     items = corpus(max(sizes))
@@ -400,11 +492,14 @@ async def measure(
             # Memory with every part running, before any is stopped.
             rss_mb, pss_mb = stack_rss_mb(stack), stack_pss_mb(stack)
             stages = StageTimes(stack)
+            cpu = {mode: CpuTimes(stack) for mode in ("seq", "c8", "again")}
             if stop_enrichment:
                 print("stopping the enrichment service while searches are timed", flush=True)
                 stack.stop_part("enrichment")
             try:
-                runs = await time_searches(stack, size, repeats, n_queries, stages)
+                runs = await time_searches(
+                    stack, size, repeats, n_queries, stages, cpu, repeat_queries
+                )
             finally:
                 if stop_enrichment:
                     stack.start_part("enrichment")
@@ -413,6 +508,7 @@ async def measure(
                 "enrichment": "stopped" if stop_enrichment else "running",
                 "load_average": os.getloadavg()[0],
                 "stages": stages.means_ms(),
+                "cpu": {mode: c.ms_per_search() for mode, c in cpu.items() if c.searches},
                 "load_seconds": load_s,
                 "rss_mb": rss_mb,
                 "pss_mb": pss_mb,
@@ -421,8 +517,9 @@ async def measure(
                 "during_load_n": len(during),
             }
             for name, per_run in runs.items():
-                for p in ("p50", "p95", "p99"):
-                    row[f"{name}_{p}"] = statistics.median(x[p] for x in per_run)
+                for p in ("p50", "p95", "p99", "rate"):
+                    if p in per_run[0]:
+                        row[f"{name}_{p}"] = statistics.median(x[p] for x in per_run)
             rows.append(row)
             print(row, flush=True)
     return rows
@@ -442,18 +539,24 @@ def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
         f"medians of {repeats} repeats; enrichment service {enrichment} while searches were "
         f"timed. Budget: p95 ≤ {BUDGET_P95_MS:.0f} ms at 100k, sequential.",
         "",
-        "| memories | mode | p50 ms | p95 ms | p99 ms | GET /health p50 (baseline) |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| memories | mode | p50 ms | p95 ms | p99 ms | searches/s | GET /health p50 (baseline) |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['size']:,} | sequential | {r['seq_p50']:.1f} | {r['seq_p95']:.1f} | "
-            f"{r['seq_p99']:.1f} | {r['health_p50']:.1f} |"
+            f"{r['seq_p99']:.1f} | {r['seq_rate']:.1f} | "
+            f"{r['health_p50']:.1f} |"
         )
         lines.append(
             f"| {r['size']:,} | 8 concurrent clients | {r['c8_p50']:.1f} | {r['c8_p95']:.1f} | "
-            f"{r['c8_p99']:.1f} | |"
+            f"{r['c8_p99']:.1f} | {r['c8_rate']:.1f} | |"
         )
+        if "again_p50" in r:
+            lines.append(
+                f"| {r['size']:,} | sequential, the same queries again | {r['again_p50']:.1f} | "
+                f"{r['again_p95']:.1f} | {r['again_p99']:.1f} | | |"
+            )
     lines += [
         "",
         "| memories | load time | stack memory (PSS) | stack RSS summed | "
@@ -489,6 +592,20 @@ def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
     for r in rows:
         cells = " | ".join(f"{r['stages'].get(s, 0.0):.1f}" for s in STAGES)
         lines.append(f"| {r['size']:,} | {cells} | {r['load_average']:.1f} |")
+    lines += [
+        "",
+        "CPU per search by process (ms, user + system over all its threads, from the kernel's "
+        "counters; Postgres sums its backends; client is the load generator itself):",
+        "",
+        "| memories | mode | " + " | ".join(PARTS) + " | stack total |",
+        "|---:|---|" + "---:|" * (len(PARTS) + 1),
+    ]
+    modes = {"seq": "sequential", "c8": "8 clients", "again": "same queries again"}
+    for r in rows:
+        for mode, per_part in r["cpu"].items():
+            cells = " | ".join(f"{per_part.get(p, 0.0):.1f}" for p in PARTS)
+            total = sum(v for p, v in per_part.items() if p != "client")
+            lines.append(f"| {r['size']:,} | {modes[mode]} | {cells} | {total:.1f} |")
     lines.append(END_MARK)
     return "\n".join(lines)
 
@@ -521,6 +638,11 @@ def main() -> None:
         action="store_true",
         help="stop the enrichment service while searches are timed (a settled store)",
     )
+    parser.add_argument(
+        "--repeat-queries",
+        action="store_true",
+        help="also time the sequential queries a second time (their vectors cached)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="exo-bench-") as tmp:
         data_dir = args.data_dir or Path(tmp)
@@ -538,6 +660,7 @@ def main() -> None:
                     progress,
                     args.load_only,
                     args.stop_enrichment,
+                    args.repeat_queries,
                 )
             )
         finally:
