@@ -247,6 +247,8 @@ def _json_items(path: Path, text: str, out: Plan) -> Iterator[dict[str, Any]]:
         yield from _chatgpt(path, data)
         return
     raw = data.get("memories") if isinstance(data, dict) else data
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        raw = data["results"]  # mem0's get_all / search answer
     if not isinstance(raw, list):
         raise ImportFileError(
             f"{path}: expected a backup (with `memories`), or a list of memories or strings"
@@ -257,6 +259,9 @@ def _json_items(path: Path, text: str, out: Plan) -> Iterator[dict[str, Any]]:
             yield {"content": entry}
             continue
         if not isinstance(entry, dict):
+            continue
+        if "memory" in entry and "content" not in entry:
+            yield _mem0(entry)
             continue
         # A backup also holds archived memories and the chunk rows of long ones: the chunks
         # are made again from their parent, archived memories stay out of a live store.
@@ -271,6 +276,30 @@ def _json_items(path: Path, text: str, out: Plan) -> Iterator[dict[str, Any]]:
         out.left_out.append(f"{path}: {archived} archived memories (not imported)")
     if chunks:
         out.left_out.append(f"{path}: {chunks} chunk rows (made again from their memory)")
+
+
+def _mem0(entry: dict[str, Any]) -> dict[str, Any]:
+    """A mem0 memory (``{id, memory, metadata, categories, user_id, agent_id, run_id,
+    created_at}``): its text, its categories as tags, the rest kept in the metadata (a store
+    here takes no creation time of its own)."""
+    metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+    origin = {
+        f"mem0_{k}": entry[k]
+        for k in ("id", "user_id", "agent_id", "run_id", "created_at", "updated_at")
+        if entry.get(k) is not None
+    }
+    item: dict[str, Any] = {
+        "content": str(entry["memory"]),
+        "metadata": {**(metadata or {}), **origin},
+    }
+    categories = entry.get("categories")
+    if isinstance(categories, list):
+        item["tags"] = [str(c) for c in categories if str(c).strip()]
+    if entry.get("agent_id"):
+        item["agent"] = str(entry["agent_id"])
+    if entry.get("run_id"):
+        item["session_id"] = str(entry["run_id"])
+    return item
 
 
 def _chat_items(path: Path, text: str) -> Iterator[dict[str, Any]]:
