@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import numpy as np
 
-from exocortex.core.domain.vectors import from_bytes
 from exocortex.retrieval.search import neighbours, repository
 from exocortex.testing.rest import search, store
 
@@ -148,22 +146,3 @@ async def test_the_neighbours_query_answers_on_its_generic_plan(
         ids[1]: [(ids[0], 1), (ids[2], 1), (ids[3], 2)],
         ids[2]: [(ids[1], 1), (ids[3], 1), (ids[0], 2)],
     }
-
-
-async def test_the_neighbours_vectors_come_with_the_neighbours(
-    api: httpx.AsyncClient, namespace: str, stack_db: Any
-) -> None:
-    """Coherence reads the seeds' and neighbours' vectors in the neighbours statement itself:
-    the same neighbours as without them, and each one's stored embedding at unit length."""
-    ids = [await store(api, namespace, f"Step {i} of the release checklist.") for i in range(4)]
-    cfg = neighbours.NeighbourSettings(weight=0.3, window=2)
-    found = await repository.around(stack_db, namespace, ids[1:3], cfg)
-    with_vectors, vectors = await repository.around_with_vectors(stack_db, namespace, ids[1:3], cfg)
-    assert with_vectors == found
-    assert set(vectors) == set(ids)
-    cur = await stack_db.execute(
-        "SELECT id, embedding FROM memories WHERE id = ANY(%s)", (list(ids),)
-    )
-    for row in await cur.fetchall():
-        stored = from_bytes(row["embedding"])
-        assert np.allclose(vectors[row["id"]], stored / np.linalg.norm(stored), atol=1e-6)

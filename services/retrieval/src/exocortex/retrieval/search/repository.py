@@ -179,14 +179,12 @@ async def max_access(conn: Conn, namespace: str | None) -> int:
 # statement afresh on every search (0.7 ms). With a literal its one generic plan is the right
 # one (a handful of statements, one per window setting). The neighbours' namespace is the seed's
 # column for the same reason: the index bounds then never depend on a parameter.
-# With {vectors} the seeds' and neighbours' embeddings come in the same rows (for coherence):
-# one statement instead of a second one to read them by id.
 _NEIGHBOURS_SQL = """
-SELECT w.seed, n.id, n.side{vectors}
+SELECT w.seed, n.id, n.side
   FROM unnest(%(seeds)s::text[], %(lows)s::text[], %(highs)s::text[]) AS w(seed, low, high)
   JOIN memories s ON s.id = w.seed AND (%(ns)s::text IS NULL OR s.namespace = %(ns)s)
  CROSS JOIN LATERAL (
-    (SELECT m.id, -1 AS side{near_vector}
+    (SELECT m.id, -1 AS side
        FROM memories m
       WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
         AND m.id < w.seed AND m.id >= w.low
@@ -197,7 +195,7 @@ SELECT w.seed, n.id, n.side{vectors}
       ORDER BY m.id DESC
       LIMIT {window})
     UNION ALL
-    (SELECT m.id, 1{near_vector}
+    (SELECT m.id, 1
        FROM memories m
       WHERE m.namespace = s.namespace AND m.parent_id IS NULL AND m.is_active
         AND m.id > w.seed AND m.id <= w.high
@@ -218,57 +216,37 @@ async def around(
     cfg: NeighbourSettings,
 ) -> Found:
     """The seeds' arrival neighbours (see ``neighbours.Found``)."""
-    found, _ = await _around(conn, namespace, seeds, cfg, with_vectors=False)
-    return found
-
-
-async def around_with_vectors(
-    conn: Conn,
-    namespace: str | None,
-    seeds: Sequence[str],
-    cfg: NeighbourSettings,
-) -> tuple[Found, dict[str, Vector]]:
-    """The seeds' arrival neighbours, and the unit vectors of those seeds and neighbours that
-    have an embedding (for ``neighbours.coherence``)."""
-    return await _around(conn, namespace, seeds, cfg, with_vectors=True)
-
-
-async def _around(
-    conn: Conn,
-    namespace: str | None,
-    seeds: Sequence[str],
-    cfg: NeighbourSettings,
-    *,
-    with_vectors: bool,
-) -> tuple[Found, dict[str, Vector]]:
     windows = id_windows(seeds, cfg)
     if not windows or not cfg.enabled:
-        return {}, {}
+        return {}
     params: dict[str, Any] = {
         "seeds": TextArray(windows),
         "lows": TextArray(w[0] for w in windows.values()),
         "highs": TextArray(w[1] for w in windows.values()),
         "ns": namespace,
     }
-    sql = _NEIGHBOURS_SQL.format(
-        window=int(cfg.window),
-        vectors=", s.embedding AS seed_embedding, n.embedding" if with_vectors else "",
-        near_vector=", m.embedding" if with_vectors else "",
-    )
-    cur = await conn.execute(sql, params)
-    rows = await cur.fetchall()
-    found = group((row["seed"], int(row["side"]), row["id"]) for row in rows)
-    if not with_vectors:
-        return found, {}
+    cur = await conn.execute(_NEIGHBOURS_SQL.format(window=int(cfg.window)), params)
+    return group((row["seed"], int(row["side"]), row["id"]) for row in await cur.fetchall())
+
+
+_VECTORS_SQL = """
+SELECT id, embedding FROM memories WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL
+"""
+
+
+async def vectors(conn: Conn, found: Found) -> dict[str, Vector]:
+    """Unit vectors of the seeds and their neighbours, for ``neighbours.coherence``."""
+    ids = {i for seed, near in found.items() for i in (seed, *(n for n, _ in near))}
+    if not ids:
+        return {}
+    cur = await conn.execute(_VECTORS_SQL, {"ids": TextArray(ids)})
     out: dict[str, Vector] = {}
-    for row in rows:
-        for memory_id, raw in ((row["seed"], row["seed_embedding"]), (row["id"], row["embedding"])):
-            if raw is not None and memory_id not in out:
-                vector = from_bytes(raw)
-                norm = float(np.linalg.norm(vector))
-                if norm > 0:
-                    out[memory_id] = vector / norm
-    return found, out
+    for row in await cur.fetchall():
+        vector = from_bytes(row["embedding"])
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            out[row["id"]] = vector / norm
+    return out
 
 
 _CONTEXT_SQL = """

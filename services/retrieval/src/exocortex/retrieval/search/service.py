@@ -326,15 +326,12 @@ class SearchService:
         """The top candidates' arrival neighbours (and their vectors, when coherence is
         asked)."""
         async with self._pool.connection() as conn:
-            if not cfg.coherence_full:
-                found = await metrics.timed(
-                    "neighbours", repository.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
-                )
-                return found, {}
-            return await metrics.timed(
-                "neighbours",
-                repository.around_with_vectors(conn, namespace, ids[:GRAPH_SEEDS], cfg),
+            found = await metrics.timed(
+                "neighbours", repository.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
             )
+            if not cfg.coherence_full or not found:
+                return found, {}
+            return found, await metrics.timed("neighbour_vectors", repository.vectors(conn, found))
 
     async def _score_reachable(
         self,
