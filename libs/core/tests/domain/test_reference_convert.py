@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from exocortex.core.reference import convert, sources
+from exocortex.core.reference import convert, ordering, sources
 from exocortex.testing import reference
 
 
@@ -62,7 +62,7 @@ def test_the_conversion_does_not_depend_on_the_order_of_the_rows(
         a = sorted(first[section], key=lambda r: str(r.get(key) if key else sorted(r.items())))
         b = sorted(second[section], key=lambda r: str(r.get(key) if key else sorted(r.items())))
         assert a == b, section
-    levels = convert.memory_levels(second["memories"])
+    levels = ordering.memory_levels(second["memories"])
     seen: set[str] = set()
     for group in levels:
         for m in group:
@@ -136,3 +136,23 @@ def test_a_file_that_is_no_reference_database_is_refused(tmp_path: Path) -> None
         sources.read_path(path)
     with pytest.raises(sources.ReferenceError, match="version 1"):
         sources.read_backup_v1({"version": 2, "memories": []})
+
+
+def test_values_beyond_the_limits_here_are_fitted_or_left_out_and_reported(
+    built: reference.Reference,
+) -> None:
+    """A live write here bounds tags, namespaces and content; the reference does not. A row
+    must not make the whole import refused: it is fitted (or left out) and reported."""
+    data = sources.read_sqlite(built.path)
+    rows = data.rows("memories")
+    rows[0]["namespace"] = "my project"
+    rows[1]["content"] = "x" * (convert.CONTENT_MAX + 1)
+    data.tables["memory_tags"].append({"memory_id": rows[2]["id"], "tag": "t" * 300})
+    conversion = convert.to_export(data)
+    by_id = {m["id"]: m for m in conversion.document["memories"]}
+    assert by_id[rows[0]["id"]]["namespace"] == "my-project"
+    assert rows[1]["id"] not in by_id
+    assert max(len(t) for t in by_id[rows[2]["id"]]["tags"]) == 100
+    reasons = " ".join(x.reason for x in conversion.left_out)
+    for reported in ("does not fit the rule", "content longer than", "longer than 100"):
+        assert reported in reasons

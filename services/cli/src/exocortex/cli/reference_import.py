@@ -23,7 +23,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from exocortex.core.reference.convert import memory_levels
+from exocortex.core.reference.ordering import memory_levels
 
 HEADER = ("version", "exported_at", "namespace")
 INDEPENDENT = ("entities", "goals")

@@ -20,13 +20,23 @@ and ``memory_levels`` cuts them into groups that can each be sent at once.
 
 from __future__ import annotations
 
-import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, get_args
 
-from exocortex.api.limits import MILESTONE_ORDER_MAX
+from exocortex.api.limits import (
+    ALIASES_MAX,
+    ATTRIBUTION_MAX,
+    ENTITY_NAME_MAX,
+    GOAL_DESCRIPTION_MAX,
+    GOAL_TITLE_MAX,
+    MILESTONE_ORDER_MAX,
+    RESOLUTION_MAX,
+    SOURCE_URI_MAX,
+    TAG_CHARS_MAX,
+    TAGS_MAX,
+)
 from exocortex.api.vocabulary import (
     ContentType,
     ContradictionStatus,
@@ -37,13 +47,19 @@ from exocortex.api.vocabulary import (
     Priority,
     Source,
 )
-from exocortex.core.domain import setting_schema
 from exocortex.core.domain.keywords import generate_keywords
 from exocortex.core.domain.text import content_hash
 from exocortex.core.ids import is_ulid
+from exocortex.core.reference import values as v
+from exocortex.core.reference.model import LeftOut
+from exocortex.core.reference.ordering import memory_levels
+from exocortex.core.reference.settings import settings_of
 from exocortex.core.reference.sources import ReferenceData
 
-DEFAULT_NAMESPACE = "default"
+# Bounds of a restore here for text without a REST bound of its own (maintenance's restore
+# checks the same: a memory's content is ingest's default EXO_MAX_CONTENT_CHARS).
+CONTENT_MAX = 200_000
+CONTEXT_MAX = 20_000
 # Marks a memory to embed again: it is no fingerprint of a model running here, so the restore
 # computes the vector with the current model (the reference's vectors are not carried).
 REEMBED = "reference:all-MiniLM-L6-v2"
@@ -61,47 +77,6 @@ SECTION_ORDER = (
 )
 GOAL_PROGRESS = "goal-progress"
 GOAL_PROGRESS_IMPLICIT = "goal-progress-implicit"
-# Settings about the reference's own install (its model, its port): never applied here.
-INSTALL_SETTINGS = frozenset({"embedding.model", "embedding.dimensions", "server.port"})
-# The reference's defaults (written into every database it opens): a value equal to its default
-# was not chosen by the user, so this version's own default is kept.
-REFERENCE_DEFAULTS: dict[str, str] = {
-    "scoring.vector_weight": "0.45", "scoring.fts_weight": "0.25",
-    "scoring.recency_weight": "0.2", "scoring.frequency_weight": "0.1",
-    "scoring.recency_decay": "0.05", "scoring.min_score": "0.15", "scoring.tag_boost": "0.1",
-    "scoring.use_rrf": "true", "scoring.rrf_k": "60", "scoring.rrf_min_score": "0.001",
-    "scoring.graph_weight": "0.1", "scoring.usefulness_weight": "0.05",
-    "scoring.valence_weight": "0.05", "scoring.quality_weight": "0.1",
-    "scoring.goal_gated_weight": "0.1", "scoring.keyword_boost": "2",
-    "importance.auto_adjust": "true", "importance.boost_threshold": "5",
-    "importance.decay_age_days": "30", "dedup.enabled": "true", "dedup.hash_enabled": "true",
-    "dedup.similarity_threshold": "0.85", "dedup.candidate_pool": "200",
-    "dedup.skip_insert_on_match": "true", "dedup.hash_normalize_whitespace": "true",
-    "dedup.merge_enabled": "false", "dedup.merge_threshold": "0.75", "dedup.exempt_tags": "[]",
-    "chunking.enabled": "true", "chunking.max_length": "1500", "chunking.target_size": "500",
-    "auto_tagging.enabled": "true", "trash.auto_purge_days": "30",
-    "search.query_expansion": "true", "search.expansion_max_terms": "15",
-    "search.metadata_mode": "penalize", "search.metadata_penalty": "0.35",
-    "search.metadata_tags": "benchmark-artifact,golden-queries,retrieval-regression,"
-    "goal-progress,goal-progress-implicit",
-    "tags.alias_map": '{"nextjs":"next.js","next-js":"next.js","reactjs":"react"}',
-    "benchmark.default_importance": "0.15", "benchmark.indexed": "false",
-    "benchmark.chunking": "false", "retrieval_regression.enabled": "true",
-    "retrieval_regression.schedule": "15 6 * * *", "retrieval_regression.queries": "[]",
-    "retrieval_regression.limit": "10", "retrieval_regression.min_overlap_at_10": "0.8",
-    "retrieval_regression.max_avg_rank_shift": "3",
-    "retrieval_regression.create_alert_memory": "true", "observability.log_events": "false",
-    "consolidation.auto_enabled": "true", "sentinel.report_ttl_days": "30",
-}  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class LeftOut:
-    """Items of one kind that do not come across, and why."""
-
-    kind: str
-    count: int
-    reason: str
 
 
 @dataclass
@@ -115,21 +90,10 @@ class Conversion:
         return {k: len(v) for k, v in self.document.items() if isinstance(v, list | dict) and v}
 
 
-class _Report:
-    def __init__(self) -> None:
-        self._counts: Counter[tuple[str, str]] = Counter()
-
-    def add(self, kind: str, reason: str, n: int = 1) -> None:
-        self._counts[(kind, reason)] += n
-
-    def items(self) -> list[LeftOut]:
-        return [LeftOut(k, n, r) for (k, r), n in sorted(self._counts.items())]
-
-
 def to_export(data: ReferenceData, *, namespace: str | None = None) -> Conversion:
     """The version 2 document for ``data``. ``namespace`` puts everything in that namespace;
     without it each row keeps the reference's namespace (``default`` when it has none)."""
-    report = _Report()
+    report = v.Report()
     for table, count in data.not_carried.items():
         report.add(
             table, "no counterpart here (usage logs and regression runs start afresh)", count
@@ -156,7 +120,7 @@ def to_export(data: ReferenceData, *, namespace: str | None = None) -> Conversio
         "consolidations": _consolidations(data, namespace, memory_ids, report),
     }
     _fill_times(document)
-    settings, ai = _settings(data.settings, report)
+    settings, ai = settings_of(data.settings, report)
     document["settings"] = settings
     return Conversion(document=document, left_out=report.items(), ai_settings=ai)
 
@@ -178,135 +142,11 @@ def _fill_times(document: dict[str, Any]) -> None:
                 row.setdefault("updated_at", row["created_at"])
 
 
-def memory_levels(memories: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The memories in groups: each refers (by ``parent_id``, ``consolidated_into`` or
-    ``superseded_by``) only to memories of earlier groups or outside the list, so a group can be
-    restored all at once once the groups before it are in. A cycle (a damaged document) is cut
-    where it is found."""
-    by_id = {m["id"]: m for m in memories}
-    level: dict[str, int] = {}
-
-    def depth(memory_id: str) -> int:
-        # Iterative, as a long chain of versions would overflow a recursive walk.
-        path: list[str] = []
-        on_path: set[str] = set()
-        current: str | None = memory_id
-        while current is not None and current not in level and current not in on_path:
-            path.append(current)
-            on_path.add(current)
-            current = _first_missing_ref(by_id[current], by_id, level, on_path)
-        while path:
-            node = path.pop()
-            refs = [r for r in _refs(by_id[node]) if r in by_id and r != node]
-            level[node] = 1 + max((level.get(r, -1) for r in refs), default=-1)
-        return level[memory_id]
-
-    groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for memory in memories:
-        groups[depth(memory["id"])].append(memory)
-    return [groups[k] for k in sorted(groups)]
-
-
-def _refs(memory: dict[str, Any]) -> list[str]:
-    return [
-        r for r in (memory.get("parent_id"), memory.get("consolidated_into"),
-                    memory.get("superseded_by")) if r
-    ]  # fmt: skip
-
-
-def _first_missing_ref(
-    memory: dict[str, Any], by_id: dict[str, Any], level: dict[str, int], on_path: set[str]
-) -> str | None:
-    for ref in _refs(memory):
-        if ref in by_id and ref not in level and ref not in on_path:
-            return ref
-    return None
-
-
-# --- values --------------------------------------------------------------------------------
-
-
-def _time(value: Any) -> str | None:
-    """The reference's UTC text (``2026-01-02 03:04:05.678``, a date, or ISO with ``Z``) as
-    ISO 8601 with its zone; None when absent or unreadable."""
-    if value is None or value == "":
-        return None
-    text = str(value).strip().replace(" ", "T", 1)
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.isoformat()
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return None
-    return value
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    parsed = _json(value)
-    if parsed is None:
-        return {}
-    return parsed if isinstance(parsed, dict) else {"value": parsed}
-
-
-def _strings(value: Any) -> list[str]:
-    parsed = _json(value)
-    if not isinstance(parsed, list):
-        return []
-    return [str(v) for v in parsed if v is not None and str(v).strip()]
-
-
-def _number(value: Any, default: float, low: float, high: float) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    if number != number:  # NaN
-        return default
-    return min(max(number, low), high)
-
-
-def _count(value: Any) -> int:
-    try:
-        return max(int(value), 0)
-    except (TypeError, ValueError):
-        return 0
-
-
-def _flag(value: Any, default: bool) -> bool:
-    if value is None:
-        return default
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true")
-    return bool(value)
-
-
-def _choice(value: Any, allowed: tuple[str, ...], default: str) -> str:
-    return value if value in allowed else default
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = str(value).replace("\x00", "")
-    return text or None
-
-
 # --- memories ------------------------------------------------------------------------------
 
 
 def _memories(
-    data: ReferenceData, namespace: str | None, report: _Report
+    data: ReferenceData, namespace: str | None, report: v.Report
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     rows = [r for r in data.rows("memories") if _usable_memory(r, report)]
     by_id = {str(r["id"]): r for r in rows}
@@ -315,7 +155,7 @@ def _memories(
         tags[str(t.get("memory_id"))].append(str(t.get("tag")))
     consolidated_from: dict[str, str] = {}
     for c in data.rows("consolidations"):
-        for source in _strings(c.get("source_ids")):
+        for source in v.strings(c.get("source_ids")):
             if c.get("summary_id"):
                 consolidated_from.setdefault(source, str(c["summary_id"]))
 
@@ -344,7 +184,7 @@ def _memories(
     for parent_id, chunks in chunks_of.items():
         # A version 1 export does not write chunk_index: the chunks' order is their creation's.
         ordered = sorted(
-            chunks, key=lambda r: (_count(r.get("chunk_index")), str(r.get("created_at")), r["id"])
+            chunks, key=lambda r: (v.count(r.get("chunk_index")), str(r.get("created_at")), r["id"])
         )
         for index, row in enumerate(ordered):
             chunk = memories[str(row["id"])]
@@ -370,7 +210,7 @@ def _memories(
     return ordered_memories, _goal_links(ordered_memories)
 
 
-def _usable_memory(row: dict[str, Any], report: _Report) -> bool:
+def _usable_memory(row: dict[str, Any], report: v.Report) -> bool:
     memory_id = row.get("id")
     if not isinstance(memory_id, str) or not is_ulid(memory_id):
         report.add("memories", "an id that is not a ULID (as the reference makes them)")
@@ -378,16 +218,19 @@ def _usable_memory(row: dict[str, Any], report: _Report) -> bool:
     if not isinstance(row.get("content"), str) or not row["content"].strip():
         report.add("memories", "empty content")
         return False
+    if len(row["content"]) > CONTENT_MAX:
+        report.add("memories", f"content longer than {CONTENT_MAX} characters")
+        return False
     return True
 
 
 def _memory(
-    row: dict[str, Any], namespace: str | None, tags: Any, report: _Report
+    row: dict[str, Any], namespace: str | None, tags: Any, report: v.Report
 ) -> dict[str, Any]:
     content = str(row["content"]).replace("\x00", "")
-    metadata = _mapping(row.get("metadata"))
-    is_metadata = _flag(row.get("is_metadata"), False)
-    if not _flag(row.get("is_indexed"), True):
+    metadata = v.mapping(row.get("metadata"))
+    is_metadata = v.flag(row.get("is_metadata"), False)
+    if not v.flag(row.get("is_indexed"), True):
         # Kept out of the reference's keyword index (benchmark artifacts): marked as system
         # content here, which search ranks down in the same way.
         is_metadata = True
@@ -395,40 +238,42 @@ def _memory(
     if content_type not in get_args(ContentType):
         report.add("memories", f"content_type {content_type!r} unknown here (stored as text)")
         content_type = "text"
-    tag_list = [str(t) for t in (tags if isinstance(tags, list) else _strings(tags))]
-    created = _time(row.get("created_at"))
+    tag_list = [str(t) for t in (tags if isinstance(tags, list) else v.strings(tags))]
+    created = v.when(row.get("created_at"))
     if created is None:
         report.add("memories", "no readable created_at (given the time of the import)")
         created = datetime.now(UTC).isoformat()
     memory: dict[str, Any] = {
         "id": str(row["id"]),
-        "namespace": namespace or row.get("namespace") or DEFAULT_NAMESPACE,
+        "namespace": v.namespace(row.get("namespace"), namespace, report, "memories"),
         "content": content,
         "content_type": content_type,
-        "source": _choice(row.get("source"), get_args(Source), "import"),
-        "source_uri": _text(row.get("source_uri")),
-        "importance": _number(row.get("importance"), 0.5, 0.0, 1.0),
-        "valence": _number(row.get("valence"), 0.0, -1.0, 1.0),
-        "is_active": _flag(row.get("is_active"), True),
+        "source": v.choice(row.get("source"), get_args(Source), "import"),
+        "source_uri": v.clip(
+            row.get("source_uri"), SOURCE_URI_MAX, report, "memories", "source_uri"
+        ),
+        "importance": v.number(row.get("importance"), 0.5, 0.0, 1.0),
+        "valence": v.number(row.get("valence"), 0.0, -1.0, 1.0),
+        "is_active": v.flag(row.get("is_active"), True),
         "is_metadata": is_metadata,
         "content_hash": content_hash(content),
         # The reference's own keywords when it made them, else made as a store here makes them.
-        "keywords": _text(row.get("keywords")) or generate_keywords(content, tag_list),
+        "keywords": v.text(row.get("keywords")) or generate_keywords(content, tag_list),
         "embedding_model": REEMBED,
-        "useful_count": _count(row.get("useful_count")),
-        "access_count": _count(row.get("access_count")),
-        "last_accessed_at": _time(row.get("last_accessed_at")),
-        "expires_at": _time(row.get("expires_at")),
+        "useful_count": v.count(row.get("useful_count")),
+        "access_count": v.count(row.get("access_count")),
+        "last_accessed_at": v.when(row.get("last_accessed_at")),
+        "expires_at": v.when(row.get("expires_at")),
         "metadata": metadata,
         # Entities and links come from the reference as it found them.
         "enrichment_status": "done",
         "created_at": created,
-        "updated_at": _time(row.get("updated_at")) or created,
+        "updated_at": v.when(row.get("updated_at")) or created,
         "version": 1,
-        "tags": sorted({str(t).strip() for t in tag_list if str(t).strip()}),
+        "tags": v.labels(tag_list, report, "memories", most=TAGS_MAX, chars=TAG_CHARS_MAX),
     }
     for name in ("provider", "model_id", "model_name", "agent", "session_id", "conversation_id"):
-        memory[name] = _text(row.get(name))
+        memory[name] = v.clip(row.get(name), ATTRIBUTION_MAX, report, "memories", name)
     return {k: v for k, v in memory.items() if v is not None}
 
 
@@ -460,7 +305,7 @@ def _ulids(row: dict[str, Any], *names: str) -> bool:
     return all(isinstance(row.get(n), str) and is_ulid(row[n]) for n in names)
 
 
-def _entities(data: ReferenceData, namespace: str | None, report: _Report) -> list[dict[str, Any]]:
+def _entities(data: ReferenceData, namespace: str | None, report: v.Report) -> list[dict[str, Any]]:
     tags: dict[str, list[str]] = defaultdict(list)
     for t in data.rows("entity_tags"):
         tags[str(t.get("entity_id"))].append(str(t.get("tag")))
@@ -469,23 +314,35 @@ def _entities(data: ReferenceData, namespace: str | None, report: _Report) -> li
         if not _ulids(row, "id") or not str(row.get("name") or "").strip():
             report.add("entities", "no ULID id or no name")
             continue
-        entity_tags = tags.get(row["id"]) or _strings(row.get("tags")) or row.get("tags") or []
+        entity_tags = tags.get(row["id"]) or v.strings(row.get("tags")) or row.get("tags") or []
         entity = {
             "id": row["id"],
-            "namespace": namespace or row.get("namespace") or DEFAULT_NAMESPACE,
-            "name": str(row["name"]).strip(),
-            "type": _choice(row.get("type"), get_args(EntityType), "concept"),
-            "aliases": _strings(row.get("aliases")),
-            "tags": sorted({str(t) for t in entity_tags if str(t).strip()}),
-            "metadata": _mapping(row.get("metadata")),
-            "created_at": _time(row.get("created_at")),
-            "updated_at": _time(row.get("updated_at")) or _time(row.get("created_at")),
+            "namespace": v.namespace(row.get("namespace"), namespace, report, "entities"),
+            "name": str(row["name"]).strip()[:ENTITY_NAME_MAX],
+            "type": v.choice(row.get("type"), get_args(EntityType), "concept"),
+            "aliases": v.labels(
+                v.strings(row.get("aliases")),
+                report,
+                "entities",
+                most=ALIASES_MAX,
+                chars=ENTITY_NAME_MAX,
+            ),
+            "tags": v.labels(
+                [str(t) for t in entity_tags],
+                report,
+                "entities",
+                most=TAGS_MAX,
+                chars=TAG_CHARS_MAX,
+            ),
+            "metadata": v.mapping(row.get("metadata")),
+            "created_at": v.when(row.get("created_at")),
+            "updated_at": v.when(row.get("updated_at")) or v.when(row.get("created_at")),
         }
         out.append({k: v for k, v in entity.items() if v is not None})
     return out
 
 
-def _links(data: ReferenceData, memory_ids: set[str], report: _Report) -> list[dict[str, Any]]:
+def _links(data: ReferenceData, memory_ids: set[str], report: v.Report) -> list[dict[str, Any]]:
     out = []
     for row in data.rows("memory_links"):
         if row.get("source_id") not in memory_ids or row.get("target_id") not in memory_ids:
@@ -494,16 +351,16 @@ def _links(data: ReferenceData, memory_ids: set[str], report: _Report) -> list[d
         link = {
             "source_id": row["source_id"],
             "target_id": row["target_id"],
-            "link_type": _choice(row.get("link_type"), get_args(LinkType), "related"),
-            "strength": _number(row.get("strength"), 0.5, 0.0, 1.0),
-            "created_at": _time(row.get("created_at")),
+            "link_type": v.choice(row.get("link_type"), get_args(LinkType), "related"),
+            "strength": v.number(row.get("strength"), 0.5, 0.0, 1.0),
+            "created_at": v.when(row.get("created_at")),
         }
         out.append({k: v for k, v in link.items() if v is not None})
     return out
 
 
 def _memory_entities(
-    data: ReferenceData, memory_ids: set[str], entity_ids: set[str], report: _Report
+    data: ReferenceData, memory_ids: set[str], entity_ids: set[str], report: v.Report
 ) -> list[dict[str, Any]]:
     out = []
     for row in data.rows("memory_entities"):
@@ -514,14 +371,14 @@ def _memory_entities(
             {
                 "memory_id": row["memory_id"],
                 "entity_id": row["entity_id"],
-                "relevance": _number(row.get("relevance"), 1.0, 0.0, 1.0),
+                "relevance": v.number(row.get("relevance"), 1.0, 0.0, 1.0),
             }
         )
     return out
 
 
 def _relationships(
-    data: ReferenceData, memory_ids: set[str], entity_ids: set[str], report: _Report
+    data: ReferenceData, memory_ids: set[str], entity_ids: set[str], report: v.Report
 ) -> list[dict[str, Any]]:
     out = []
     for row in data.rows("entity_relationships"):
@@ -534,17 +391,19 @@ def _relationships(
             "source_entity_id": ends[0],
             "target_entity_id": ends[1],
             "relationship": str(row.get("relationship") or "related")[:200],
-            "confidence": _number(row.get("confidence"), 0.7, 0.0, 1.0),
+            "confidence": v.number(row.get("confidence"), 0.7, 0.0, 1.0),
             "memory_id": row.get("memory_id") if row.get("memory_id") in memory_ids else None,
-            "context": _text(row.get("context")),
-            "created_at": _time(row.get("created_at")),
+            "context": v.clip(
+                row.get("context"), CONTEXT_MAX, report, "entity_relationships", "context"
+            ),
+            "created_at": v.when(row.get("created_at")),
         }
         out.append({k: v for k, v in relationship.items() if v is not None})
     return out
 
 
 def _goals(
-    data: ReferenceData, namespace: str | None, report: _Report
+    data: ReferenceData, namespace: str | None, report: v.Report
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     goals: list[dict[str, Any]] = []
     milestones: list[dict[str, Any]] = []
@@ -552,21 +411,23 @@ def _goals(
         if not _ulids(row, "id") or not str(row.get("title") or "").strip():
             report.add("goals", "no ULID id or no title")
             continue
-        metadata = _mapping(row.get("metadata"))
+        metadata = v.mapping(row.get("metadata"))
         listed = metadata.pop("milestones", None)
-        created = _time(row.get("created_at"))
+        created = v.when(row.get("created_at"))
         goal = {
             "id": row["id"],
-            "namespace": namespace or row.get("namespace") or DEFAULT_NAMESPACE,
-            "title": str(row["title"]).strip(),
-            "description": _text(row.get("description")),
-            "status": _choice(row.get("status"), get_args(GoalStatus), "active"),
-            "priority": _choice(row.get("priority"), get_args(Priority), "medium"),
-            "deadline": _time(row.get("deadline")),
+            "namespace": v.namespace(row.get("namespace"), namespace, report, "goals"),
+            "title": str(row["title"]).strip()[:GOAL_TITLE_MAX],
+            "description": v.clip(
+                row.get("description"), GOAL_DESCRIPTION_MAX, report, "goals", "description"
+            ),
+            "status": v.choice(row.get("status"), get_args(GoalStatus), "active"),
+            "priority": v.choice(row.get("priority"), get_args(Priority), "medium"),
+            "deadline": v.when(row.get("deadline")),
             "metadata": metadata,
-            "completed_at": _time(row.get("completed_at")),
+            "completed_at": v.when(row.get("completed_at")),
             "created_at": created,
-            "updated_at": _time(row.get("updated_at")) or created,
+            "updated_at": v.when(row.get("updated_at")) or created,
         }
         goals.append({k: v for k, v in goal.items() if v is not None})
         for index, ms in enumerate(listed if isinstance(listed, list) else []):
@@ -577,13 +438,13 @@ def _goals(
             milestone = {
                 "id": ms["id"],
                 "goal_id": row["id"],
-                "title": str(ms["title"]).strip(),
-                "status": _choice(ms.get("status"), get_args(MilestoneStatus), "pending"),
+                "title": str(ms["title"]).strip()[:GOAL_TITLE_MAX],
+                "status": v.choice(ms.get("status"), get_args(MilestoneStatus), "pending"),
                 "sort_order": min(
-                    _count(order if order is not None else index), MILESTONE_ORDER_MAX
+                    v.count(order if order is not None else index), MILESTONE_ORDER_MAX
                 ),
-                "deadline": _time(ms.get("deadline")),
-                "completed_at": _time(ms.get("completed_at")),
+                "deadline": v.when(ms.get("deadline")),
+                "completed_at": v.when(ms.get("completed_at")),
                 "created_at": created,
                 "updated_at": goal["updated_at"],
             }
@@ -592,7 +453,7 @@ def _goals(
 
 
 def _contradictions(
-    data: ReferenceData, memory_ids: set[str], report: _Report
+    data: ReferenceData, memory_ids: set[str], report: v.Report
 ) -> list[dict[str, Any]]:
     out = []
     for row in data.rows("contradictions"):
@@ -604,73 +465,39 @@ def _contradictions(
             "id": row["id"],
             "memory_a_id": ends[0],
             "memory_b_id": ends[1],
-            "description": str(row.get("description") or ""),
-            "status": _choice(row.get("status"), get_args(ContradictionStatus), "pending"),
-            "resolution": _text(row.get("resolution")),
-            "created_at": _time(row.get("created_at")),
-            "updated_at": _time(row.get("updated_at")) or _time(row.get("created_at")),
+            "description": (
+                v.clip(row.get("description"), CONTEXT_MAX, report, "contradictions", "description")
+                or ""
+            ),
+            "status": v.choice(row.get("status"), get_args(ContradictionStatus), "pending"),
+            "resolution": v.clip(
+                row.get("resolution"), RESOLUTION_MAX, report, "contradictions", "resolution"
+            ),
+            "created_at": v.when(row.get("created_at")),
+            "updated_at": v.when(row.get("updated_at")) or v.when(row.get("created_at")),
         }
         out.append({k: v for k, v in contradiction.items() if v is not None})
     return out
 
 
 def _consolidations(
-    data: ReferenceData, namespace: str | None, memory_ids: set[str], report: _Report
+    data: ReferenceData, namespace: str | None, memory_ids: set[str], report: v.Report
 ) -> list[dict[str, Any]]:
     out = []
     for row in data.rows("consolidations"):
         if not _ulids(row, "id"):
             report.add("consolidations", "no ULID id")
             continue
-        sources = [s for s in _strings(row.get("source_ids")) if is_ulid(s)]
+        sources = [s for s in v.strings(row.get("source_ids")) if is_ulid(s)]
         summary = row.get("summary_id") if row.get("summary_id") in memory_ids else None
         consolidation = {
             "id": row["id"],
-            "namespace": namespace or DEFAULT_NAMESPACE,
+            "namespace": v.namespace(None, namespace, report, "consolidations"),
             "summary_id": summary,
             "source_ids": sources,
             "strategy": str(row.get("strategy") or "similarity"),
-            "memories_merged": _count(row.get("memories_merged") or len(sources)),
-            "created_at": _time(row.get("created_at")),
+            "memories_merged": v.count(row.get("memories_merged") or len(sources)),
+            "created_at": v.when(row.get("created_at")),
         }
         out.append({k: v for k, v in consolidation.items() if v is not None})
     return out
-
-
-def _settings(values: dict[str, str], report: _Report) -> tuple[dict[str, str], dict[str, str]]:
-    kept: dict[str, str] = {}
-    ai: dict[str, str] = {}
-    for key, value in sorted(values.items()):
-        if key.startswith("ai."):
-            if value:
-                ai[key] = value
-            continue
-        if key in INSTALL_SETTINGS:
-            report.add("settings", f"{key}: describes the reference's own install")
-        elif key not in setting_schema.SCHEMA:
-            report.add("settings", f"{key}: not a setting of this version")
-        elif _same_value(REFERENCE_DEFAULTS.get(key), value):
-            report.add("settings", f"{key}: the reference's default (this version's kept)")
-        else:
-            try:
-                setting_schema.check(key, value)
-            except setting_schema.SettingError as err:
-                report.add("settings", f"{key}: refused by this version's schema ({err})")
-                continue
-            kept[key] = value
-    return kept, ai
-
-
-def _same_value(default: str | None, value: str) -> bool:
-    if default is None:
-        return False
-    if default == value:
-        return True
-    try:
-        return float(default) == float(value)
-    except ValueError:
-        pass
-    try:
-        return bool(json.loads(default) == json.loads(value))
-    except json.JSONDecodeError:
-        return False
