@@ -454,3 +454,67 @@ def test_analytics_producer_quality_regression_and_consolidation_run_now(
     assert (stored["job"], stored["status"]) == ("auto-consolidation", "succeeded")
     _assert_fits_phone(page)
     assert console.errors == []
+
+
+TOPICS = (
+    "sourdough starter feeding",
+    "quarterly tax filing",
+    "guitar string gauges",
+    "bicycle chain wear",
+    "orchid watering",
+    "kayak roll practice",
+    "chess endgame study",
+    "espresso grind size",
+    "winter tyre pressure",
+    "beekeeping hive checks",
+    "marathon taper weeks",
+    "oil painting varnish",
+    "sailing knot drills",
+    "compost heap turning",
+    "piano scale fingering",
+    "mountain hut booking",
+    "passport renewal forms",
+    "telescope collimation",
+    "pottery kiln firing",
+    "dog vaccination dates",
+    "roof gutter cleaning",
+    "wine cellar humidity",
+    "solar panel cleaning",
+    "violin rosin choice",
+    "aquarium nitrate tests",
+    "cross-stitch patterns",
+    "chimney sweep visits",
+    "birdwatching logbook",
+    "sushi rice seasoning",
+    "ski wax temperature",
+    "tomato seedling hardening",
+    "bookbinding glue",
+    "fencing parry drills",
+    "kombucha second ferment",
+)
+
+
+def test_the_memory_list_goes_on_as_it_is_scrolled(seeded: Seeded, open_page: OpenPage) -> None:
+    tag = f"scroll-{uuid.uuid4().hex[:6]}"
+    items = [
+        {"content": f"Notes on {topic}", "namespace": seeded.namespace, "tags": [tag]}
+        for topic in TOPICS
+    ]
+    imported = seeded.admin.post("/api/memories/import", json={"memories": items})
+    assert imported.status_code == 200, imported.text
+    # Near-duplicates would be folded into one memory: count what the list really holds.
+    listed = seeded.admin.get(
+        "/api/memories/recent", params={"namespace": seeded.namespace, "tags": tag, "limit": "100"}
+    ).json()
+    total = listed["total"]
+    assert total > 25, f"only {total} distinct memories were stored"
+
+    page, console = open_page(seeded.admin_key)
+    page.goto(f"/?tag={tag}")
+    rows = page.locator("ul.memory-list > li")
+    expect(page.get_by_text(f"{total} memories, newest first")).to_be_visible()
+    expect(rows).to_have_count(25)
+    page.get_by_role("button", name="Load more").scroll_into_view_if_needed()
+    expect(rows).to_have_count(total)
+    expect(page.get_by_role("button", name="Load more")).to_have_count(0)
+    assert console.errors == []

@@ -294,7 +294,7 @@ export function Memories() {
               })}
             </ul>
             {(found.total === null ? found.memories.length >= limit : found.memories.length < found.total) && (
-              <MoreButton onMore={() => setLimit(limit + PAGE)} register={loadMore} />
+              <MoreButton key={found.memories.length} onMore={() => setLimit(limit + PAGE)} register={loadMore} />
             )}
           </>
         )}
@@ -321,15 +321,33 @@ function toggled(set: Set<string>, id: string): Set<string> {
   return next;
 }
 
-/** "Load more", also reached by the `m` shortcut while it is shown. */
+/** "Load more": pressed by scrolling it into view (the list goes on as you scroll), by the `m`
+ *  shortcut, or as a button. */
 function MoreButton({ onMore, register }: { onMore: () => void; register: { current: () => void } }) {
+  const button = useRef<HTMLButtonElement>(null);
+  const more = useRef(onMore);
+  more.current = onMore;
   useEffect(() => {
-    register.current = onMore;
+    register.current = () => more.current();
     return () => {
       register.current = () => undefined;
     };
-  }, [onMore, register]);
+  }, [register]);
+  useEffect(() => {
+    const target = button.current;
+    if (!target || typeof IntersectionObserver === "undefined") return;
+    // Once per button: the list reloads with the next page and shows a new button if more remain.
+    let fired = false;
+    const observer = new IntersectionObserver((entries) => {
+      if (!fired && entries.some((e) => e.isIntersecting)) {
+        fired = true;
+        more.current();
+      }
+    });
+    observer.observe(target);
+    return () => observer.disconnect();
+  }, []);
   return (
-    <button type="button" aria-keyshortcuts="m" onClick={onMore}>Load more</button>
+    <button ref={button} type="button" aria-keyshortcuts="m" onClick={onMore}>Load more</button>
   );
 }

@@ -243,7 +243,9 @@ function Import() {
 }
 
 function RestoreTable({ title, report }: { title: string; report: RestoreReport }) {
-  const sections = Object.entries(report.sections);
+  // Read defensively: other document formats answer with a report of their own shape.
+  const sections = Object.entries(report.sections ?? {});
+  const items = report.items ?? [];
   return (
     <div className="card" role="status" aria-label={title}>
       <p>{title}</p>
@@ -269,9 +271,9 @@ function RestoreTable({ title, report }: { title: string; report: RestoreReport 
           </tbody>
         </table>
       </div>
-      {report.items.length > 0 && (
+      {items.length > 0 && (
         <ul className="muted">
-          {report.items.slice(0, 10).map((i) => (
+          {items.slice(0, 10).map((i) => (
             <li key={`${i.section}-${i.key}`}>
               {i.section} {i.key}: {i.outcome} {i.reason}
             </li>
