@@ -180,7 +180,8 @@ def send(
 ) -> None:
     """Each phase's parts, up to ``in_flight`` at once; the first failure stops the import
     (what was sent stays, and running the import again resumes it)."""
-    with ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="exo-import") as pool:
+    pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="exo-import")
+    try:
         for stage in stages:
             futures: dict[Future[dict[str, Any]], Part] = {
                 pool.submit(post, part.document): part for part in stage
@@ -191,9 +192,13 @@ def send(
                 for future in done:
                     error = future.exception()
                     if error is not None:
-                        for other in pending:
-                            other.cancel()
                         raise error
                     part = futures[future]
                     tally.add(part, future.result())
                     advance(part.items)
+    except BaseException:
+        # A failure or Ctrl-C: the parts not yet sent are not sent (the requests in flight
+        # finish on the server; running the import again resumes it).
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
