@@ -137,9 +137,19 @@ def test_a_read_only_key_sees_no_write_buttons(seeded: Seeded, open_page: OpenPa
     page.goto("/goals")
     expect(page.get_by_text(seeded.goal_title)).to_be_visible()
     expect(page.get_by_role("button", name="Add goal")).to_have_count(0)
+    page.get_by_role("button", name=seeded.goal_title).click()
+    expect(page.get_by_text("Pages render")).to_be_visible()
+    for name in ("Edit goal", "Delete goal"):
+        expect(page.get_by_role("button", name=name)).to_have_count(0)
     page.goto("/settings")
     expect(page.get_by_text("rrf_k")).to_be_visible()
     expect(page.get_by_role("button", name="Save")).to_have_count(0)
+    expect(page.get_by_role("button", name="Download JSON export")).to_be_visible()
+    for name in ("Re-embed", "Preview import", "Apply import"):
+        expect(page.get_by_role("button", name=name)).to_have_count(0)
+    page.goto("/analytics")
+    expect(page.get_by_role("heading", name="Producer quality")).to_be_visible()
+    expect(page.get_by_role("button", name="Run auto-consolidation now")).to_have_count(0)
     assert console.errors == []
 
 
