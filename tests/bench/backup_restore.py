@@ -28,10 +28,10 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analytics_latency import seed  # type: ignore[import-not-found]
 
+from exocortex.core.backup_format import crypto, document
 from exocortex.core.db import migrate
 from exocortex.core.db.pool import open_pool
 from exocortex.core.runtime.postgres import EmbeddedPostgres
-from exocortex.maintenance.backup import crypto, document
 from exocortex.maintenance.backup.restore import Restorer, items_of
 from exocortex.maintenance.backup.service import verify_file
 from exocortex.retrieval.reads.export import ExportService

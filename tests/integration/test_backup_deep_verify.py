@@ -15,9 +15,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from exocortex.core.backup_format import crypto
+from exocortex.core.backup_format.document import lines
 from exocortex.core.runtime.stack import Stack
-from exocortex.maintenance.backup import crypto, files
-from exocortex.maintenance.backup.document import lines
+from exocortex.maintenance.backup import files
 from exocortex.maintenance.backup.scratch_repository import ScratchUnavailable, scratch_database
 
 PASS = "a long enough passphrase"

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from exocortex.maintenance.backup import crypto, document
+from exocortex.core.backup_format import crypto, document
 
 PASS = "correct horse battery"
 

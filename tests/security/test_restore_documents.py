@@ -19,9 +19,10 @@ import httpx
 import psycopg
 import pytest
 
+from exocortex.core.backup_format import crypto, document
 from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
-from exocortex.maintenance.backup import crypto, document, files
+from exocortex.maintenance.backup import files
 
 from .conftest import Keyed
 

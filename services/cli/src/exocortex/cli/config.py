@@ -49,6 +49,13 @@ def read_file(path: Path) -> dict[str, object]:
     return data
 
 
+def base_url(url: str) -> str:
+    """The gateway's root: `exo up` shows the REST API as `<root>/api`, and a person may well
+    give that; every path the client asks for already starts with /api (or /health)."""
+    root = url.rstrip("/")
+    return root.removesuffix("/api") if root.endswith("/api") else root
+
+
 def resolve(url: str | None, api_key: str | None, path: Path | None = None) -> ClientConfig:
     """The flags (already merged with the environment by typer) win over the file."""
     path = path or config_path()
@@ -69,7 +76,7 @@ def resolve(url: str | None, api_key: str | None, path: Path | None = None) -> C
     if not chosen.startswith(("http://", "https://")):
         raise ConfigError(f"the gateway URL {chosen!r} ({source}) must start with http(s)://")
     return ClientConfig(
-        url=chosen.rstrip("/"),
+        url=base_url(chosen),
         api_key=api_key or file_key or None,
         timeout=float(file_timeout or DEFAULT_TIMEOUT_SECONDS),
         source=source,

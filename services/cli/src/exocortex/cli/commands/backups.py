@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from exocortex.cli import output
+from exocortex.cli import output, verify_local
 from exocortex.cli.client import Client
 from exocortex.cli.context import client
 
@@ -97,29 +98,62 @@ def show_restore(report: dict[str, Any], as_json: bool) -> None:
 
 def verify_backup(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="a backup's name (`exo backups` lists them)")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="a backup's name on the server (`exo backups` lists them), or a local file: an "
+            "encrypted backup or an export document (exo export -o)"
+        ),
+    ],
     deep: Annotated[
         bool,
         typer.Option(
             help="also restore it into a scratch database (dropped after) and compare the rows"
         ),
     ] = False,
+    check_embeddings: Annotated[
+        bool,
+        typer.Option(
+            "--check-embeddings", help="local file: check a sample of memories for text and vectors"
+        ),
+    ] = False,
+    sample_size: Annotated[
+        int, typer.Option(min=1, max=100_000, help="with --check-embeddings: memories sampled")
+    ] = 10,
     passphrase: Passphrase = None,
     as_json: Json = False,
 ) -> None:
-    """Decrypt a backup on the server and check every chunk, count and checksum; with --deep,
-    also restore it into a scratch database of the same Postgres and compare each section.
+    """Check a backup: on the server (decrypt it there and check every chunk, count and
+    checksum; with --deep, also restore it into a scratch database of the same Postgres and
+    compare each section), or a local file, here, without a server.
 
     Exits 1 when it does not hold up."""
+    local = Path(name).expanduser()
+    if local.is_file():
+        found = verify_local.verify(
+            local, passphrase, check_embeddings=check_embeddings, sample_size=sample_size
+        )
+        _show_verify(found.as_json(), as_json)
+        return
+    if check_embeddings:
+        raise typer.BadParameter(
+            f"no local file {name!r}: --check-embeddings checks a local file", param_hint="NAME"
+        )
     body = {**(_secret(passphrase) or {}), "deep": deep}
     with client(ctx) as api, output.stderr.status(f"verifying {name}…"):
         report = api.post(f"/api/backups/{name}/verify", body, timeout=BACKUP_TIMEOUT_SECONDS)
+    _show_verify(report, as_json)
+
+
+def _show_verify(report: dict[str, Any], as_json: bool) -> None:
     if as_json:
         output.emit_json(report)
     else:
+        embeddings = report.get("embeddings")
         output.fields(
             [
                 ("backup", report["name"]),
+                ("kind", report.get("kind", "encrypted backup on the server")),
                 ("verdict", "ok" if report["ok"] else "DAMAGED"),
                 ("exported", report.get("exported_at")),
                 ("format", report["format_version"]),
@@ -127,6 +161,10 @@ def verify_backup(
                 (
                     "restored",
                     [f"{k} {v}" for k, v in (report.get("restored_counts") or {}).items()],
+                ),
+                (
+                    "embeddings",
+                    [f"{k} {v}" for k, v in embeddings.items()] if embeddings else None,
                 ),
             ]
         )

@@ -13,6 +13,7 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import httpx
 import typer
 
 from exocortex.cli import output, pidfile
@@ -161,7 +162,7 @@ def _install_checks() -> list[Check]:
 
 def _data_checks(data_dir: Path, running: pidfile.Running | None) -> list[Check]:
     checks = []
-    existing = data_dir if data_dir.exists() else data_dir.parent
+    existing = next(p for p in (data_dir, *data_dir.parents) if p.exists())
     writable = os.access(existing, os.W_OK)
     checks.append(
         Check(
@@ -201,31 +202,50 @@ def _data_checks(data_dir: Path, running: pidfile.Running | None) -> list[Check]
         )
     )
     if running is None:
-        defaults = StackConfig(data_dir=data_dir)
-        ports = {
-            "REST API": defaults.gateway_port,
-            "MCP": defaults.mcp_port,
-            "Postgres": defaults.postgres_port,
-            "NATS": defaults.nats_port,
-            **{f"{name} gRPC": p for name, p in defaults.grpc_ports.items()},
-        }
-        taken = [
-            f"{name} {port}" for name, port in ports.items() if port_is_open("127.0.0.1", port)
-        ]
-        checks.append(
-            Check(
-                "ports",
-                "fail" if taken else "ok",
-                f"in use: {', '.join(taken)}" if taken else f"{len(ports)} ports free",
-                "stop the program using them (or start on another port: exo up --port)"
-                if taken
-                else "",
-            )
-        )
+        checks.append(_ports_check(data_dir))
     else:
         alive = process_alive(running.pid)
         checks.append(Check("stack", "ok" if alive else "fail", f"running, pid {running.pid}"))
     return checks
+
+
+def _ports_check(data_dir: Path) -> Check:
+    """The ports `exo up` would take. Ports held by an Exocortex that answers (started by
+    `exo up` in another shell or with another data folder) are not in the way: that stack is
+    running, and `exo doctor` checks it below."""
+    gateway_port = os.environ.get("EXO_GATEWAY_PORT", "")
+    defaults = StackConfig(
+        data_dir=data_dir, gateway_port=int(gateway_port) if gateway_port.isdigit() else 3210
+    )
+    ports = {
+        "REST API": defaults.gateway_port,
+        "MCP": defaults.mcp_port,
+        "Postgres": defaults.postgres_port,
+        "NATS": defaults.nats_port,
+        **{f"{name} gRPC": p for name, p in defaults.grpc_ports.items()},
+    }
+    taken = [f"{name} {port}" for name, port in ports.items() if port_is_open("127.0.0.1", port)]
+    if not taken:
+        return Check("ports", "ok", f"{len(ports)} ports free")
+    running_at = f"http://127.0.0.1:{defaults.gateway_port}"
+    if _answers_as_exocortex(running_at):
+        return Check("ports", "ok", f"in use by the Exocortex running at {running_at}")
+    return Check(
+        "ports",
+        "fail",
+        f"in use: {', '.join(taken)}",
+        "stop the program using them (or start on another port: exo up --port)",
+    )
+
+
+def _answers_as_exocortex(url: str) -> bool:
+    """The gateway's health answer (ok or degraded) comes back from ``url``."""
+    try:
+        reply = httpx.get(f"{url}/health", timeout=3.0)
+        body = reply.json()
+    except (httpx.HTTPError, ValueError):
+        return False
+    return reply.status_code in (200, 503) and isinstance(body, dict) and "dependencies" in body
 
 
 def _server_checks(ctx: typer.Context, running: pidfile.Running | None) -> list[Check]:

@@ -154,6 +154,9 @@ def consolidate(
     apply: Annotated[
         bool, typer.Option("--apply", help="consolidate (default: only show the clusters)")
     ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="only show the clusters (the default, said aloud)")
+    ] = False,
     similarity: Annotated[float, typer.Option(help="0.5-1: how alike members must be")] = 0.75,
     min_size: Annotated[int, typer.Option(help="smallest cluster")] = 3,
     namespace: Namespace = None,
@@ -163,6 +166,8 @@ def consolidate(
     """Find clusters of similar memories; --apply summarises each into one memory.
 
     The sources are archived, superseded by the summary, never deleted."""
+    if apply and dry_run:
+        raise typer.BadParameter("give --apply or --dry-run, not both", param_hint="--dry-run")
     with client(ctx) as api:
         if history:
             past = api.get("/api/consolidations", namespace=namespace)
@@ -239,31 +244,99 @@ def contradictions(
     )
 
 
+def _pipe_list(value: str | None) -> list[str] | None:
+    return None if value is None else [q.strip() for q in value.split("|") if q.strip()]
+
+
 def retrieval_regression(
     ctx: typer.Context,
     run_now: Annotated[bool, typer.Option("--run", help="run the golden queries now")] = False,
     queries: Annotated[
         str | None, typer.Option(help='with --run: these queries instead, "a|b" (not kept)')
     ] = None,
+    set_queries: Annotated[
+        str | None,
+        typer.Option(help='make these the golden queries, "a|b" (then run, unless --set-only)'),
+    ] = None,
+    set_only: Annotated[
+        bool, typer.Option("--set-only", help="with --set-queries: store them, run nothing")
+    ] = False,
+    update_baselines: Annotated[
+        bool, typer.Option("--update-baselines", help="run, and make the results the baselines")
+    ] = False,
+    reset_baselines: Annotated[
+        bool, typer.Option("--reset-baselines", help="forget every baseline (next run sets them)")
+    ] = False,
+    reset_queries: Annotated[
+        str | None, typer.Option(help='forget these queries\' baselines, "a|b"')
+    ] = None,
+    promote_run: Annotated[
+        str | None, typer.Option(help="make a run's results the baselines: a run id or latest")
+    ] = None,
+    compare_against: Annotated[
+        str | None,
+        typer.Option(help="run, comparing with a past run (id or latest) instead of baselines"),
+    ] = None,
+    min_overlap: Annotated[
+        float | None, typer.Option(help="alert below this overlap@k (0-1; default: setting)")
+    ] = None,
+    max_rank_shift: Annotated[
+        float | None, typer.Option(help="alert above this mean rank shift (default: setting)")
+    ] = None,
     fail_on_alert: Annotated[bool, typer.Option(help="exit 1 when a query drifted")] = False,
     limit: Annotated[int, typer.Option(help="how many past runs to list")] = 10,
     as_json: Json = False,
 ) -> None:
-    """Whether search results for the golden queries drifted: the latest run, or run it now."""
+    """Whether search results for the golden queries drifted: the latest run, or run it now;
+    set the golden queries and manage their baselines."""
+    path = "/api/maintenance/jobs/retrieval-regression/run"
+    params: dict[str, Any] = {}
+    one_off = _pipe_list(queries)
+    if one_off is not None:
+        params["queries"] = one_off
+    for key, value in (
+        ("compare_against", compare_against),
+        ("min_overlap", min_overlap),
+        ("max_rank_shift", max_rank_shift),
+    ):
+        if value is not None:
+            params[key] = value
+    if update_baselines:
+        params["update_baselines"] = True
+    management: dict[str, Any] | None = None
+    if reset_baselines:
+        management = {"reset_baselines": True}
+    elif reset_queries is not None:
+        management = {"reset_queries": _pipe_list(reset_queries)}
+    elif promote_run is not None:
+        management = {"promote_run": promote_run}
+    run_it = (
+        run_now
+        or update_baselines
+        or compare_against is not None
+        or (set_queries is not None and not set_only)
+    )
+    ran: dict[str, Any] | None = None
     with client(ctx) as api:
-        if run_now:
-            params = {"queries": [q for q in queries.split("|") if q.strip()]} if queries else {}
-            follow(
-                api,
-                "/api/maintenance/jobs/retrieval-regression/run",
-                {"params": params},
-                "regression",
-            )
+        if set_queries is not None:
+            golden = _pipe_list(set_queries) or []
+            api.patch("/api/settings", {"retrieval_regression.queries": json.dumps(golden)})
+            if not as_json:
+                output.stdout.print(f"{len(golden)} golden queries set")
+        if management is not None:
+            done = follow(api, path, {"params": management}, "baselines")
+            if not as_json:
+                show_run(done, False)
+        if run_it:
+            ran = follow(api, path, {"params": params}, "regression")
+            if ran.get("status") == "failed":
+                show_run(ran, as_json)
         latest = api.request("GET", "/api/retrieval-regression/latest", ok=(404,))
         history = api.get("/api/retrieval-regression/runs", limit=limit)
     alerts = [r for r in (latest or {}).get("results", []) if r.get("alert")]
     if as_json:
-        output.emit_json({"latest": latest, "runs": history["runs"]})
+        ran_report = (ran or {}).get("report")
+        output.emit_json({"latest": latest, "runs": history["runs"], "run": ran_report})
     else:
         output.table(
             ["run", "created", "queries", "alerts", "avg overlap"],

@@ -49,7 +49,23 @@ def add(
     source_uri: Annotated[str | None, typer.Option(help="a file or URL it came from")] = None,
     namespace: Annotated[str, typer.Option("--namespace", "-n")] = "default",
     agent: Annotated[str | None, typer.Option(help="the agent that wrote it")] = None,
+    provider: Annotated[
+        str | None, typer.Option(help="attribution: the model's provider, e.g. anthropic")
+    ] = None,
+    model_id: Annotated[str | None, typer.Option(help="attribution: the model's id")] = None,
+    model_name: Annotated[str | None, typer.Option(help="attribution: the model's name")] = None,
     session_id: Annotated[str | None, typer.Option(help="attribution: session id")] = None,
+    conversation_id: Annotated[
+        str | None, typer.Option(help="attribution: conversation id")
+    ] = None,
+    benchmark: Annotated[
+        bool,
+        typer.Option(
+            "--benchmark",
+            help="a benchmark artifact: low importance, tagged benchmark-artifact, kept out of "
+            "ordinary search",
+        ),
+    ] = False,
     metadata: Annotated[
         str | None, typer.Option(help='a JSON object, e.g. \'{"project": "exo"}\'')
     ] = None,
@@ -67,7 +83,12 @@ def add(
         "importance": importance,
         "source_uri": source_uri,
         "agent": agent,
+        "provider": provider,
+        "model_id": model_id,
+        "model_name": model_name,
         "session_id": session_id,
+        "conversation_id": conversation_id,
+        "benchmark": benchmark or None,
         "metadata": _json_object(metadata, "--metadata"),
     }
     body.update({k: v for k, v in optional.items() if v is not None})

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from exocortex.maintenance.backup import crypto
+from exocortex.core.backup_format import crypto
 from exocortex.maintenance.backup.service import verify_file
 
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Literal
 
+from exocortex.core.backup_format.document import lines
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.domain.context import context_text
 from exocortex.core.domain.vectors import to_bytes
 from exocortex.core.repositories import context as contexts
 from exocortex.maintenance.backup import restore_repository as sql
-from exocortex.maintenance.backup.document import lines
 from exocortex.maintenance.backup.events import stored_event
 from exocortex.maintenance.backup.obsidian_repository import Pool
 from exocortex.maintenance.backup.validation import (

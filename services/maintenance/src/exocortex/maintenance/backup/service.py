@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from exocortex.core import scope
+from exocortex.core.backup_format import crypto, document
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.domain.safe_paths import safe_child
 from exocortex.core.errors import Conflict, InvalidArgument, PermissionDenied, Unavailable
 from exocortex.core.logging import get_logger
-from exocortex.maintenance.backup import crypto, document, files
+from exocortex.maintenance.backup import files
 from exocortex.maintenance.backup.files import BackupEntry
 from exocortex.maintenance.backup.obsidian import ObsidianExporter, ObsidianReport
 from exocortex.maintenance.backup.repository import MAX_COUNT_DEFAULT

@@ -5,12 +5,13 @@ id). A query's first run sets its baseline. Alerts can also be stored as a memor
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from exocortex.core.errors import InvalidArgument
 from exocortex.core.ids import new_id
 from exocortex.maintenance.deps import Deps
 from exocortex.maintenance.jobs.base import JobContext, Params, Report
@@ -32,9 +33,17 @@ class RegressionParams(Params):
     queries: list[str | GoldenQuery] | None = None
     update_baselines: bool = False
     reset_baselines: bool = False
+    # Only these queries' baselines are reset (their next run sets them again).
+    reset_queries: list[str] | None = Field(default=None, max_length=1000)
     # "latest" or a run id: its current results become the baselines.
-    promote_run: str | None = None
+    promote_run: str | None = Field(default=None, max_length=64)
+    # "latest" or a run id: this run compares against that run's results instead of the
+    # baselines (which it leaves as they are).
+    compare_against: str | None = Field(default=None, max_length=64)
     limit: int | None = Field(default=None, ge=1, le=100)
+    # Over the retrieval_regression.min_overlap_at_10 / max_avg_rank_shift settings.
+    min_overlap: float | None = Field(default=None, ge=0.0, le=1.0)
+    max_rank_shift: float | None = Field(default=None, ge=0.0, le=1000.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +102,15 @@ class RegressionJob:
     async def run(self, ctx: JobContext, params: RegressionParams) -> Report:
         settings = await ctx.deps.settings.get()
         limits = _thresholds(settings, params.limit)
+        limits = replace(
+            limits,
+            min_overlap=limits.min_overlap if params.min_overlap is None else params.min_overlap,
+            max_shift=limits.max_shift if params.max_rank_shift is None else params.max_rank_shift,
+        )
         async with ctx.deps.pool.connection() as conn:
-            if params.reset_baselines:
-                reset = await repository.reset_baselines(conn, None) if not ctx.dry_run else 0
+            if params.reset_baselines or params.reset_queries is not None:
+                which = None if params.reset_baselines else params.reset_queries
+                reset = await repository.reset_baselines(conn, which) if not ctx.dry_run else 0
                 return {"dry_run": ctx.dry_run, "reset_baselines": reset}
             if params.promote_run:
                 return await self._promote(ctx, params.promote_run)
@@ -106,8 +121,12 @@ class RegressionJob:
         )
         if ctx.trigger != "api" and not limits.enabled:
             return {"dry_run": ctx.dry_run, "skipped": "retrieval_regression.enabled is false"}
+        compared_run: str | None = None
         async with ctx.deps.pool.connection() as conn:
-            baselines = await repository.baselines(conn)
+            if params.compare_against:
+                compared_run, baselines = await self._run_results(conn, params.compare_against)
+            else:
+                baselines = await repository.baselines(conn)
         run_id = new_id()
         now = datetime.now(UTC)
         rows: list[RunRow] = []
@@ -122,7 +141,7 @@ class RegressionJob:
                 include_metadata=golden.include_metadata,
             )
             baseline = baselines.get(golden.query)
-            if baseline is None or params.update_baselines:
+            if compared_run is None and (baseline is None or params.update_baselines):
                 new_baselines[golden.query] = (golden.namespace, current)
             base = current if baseline is None else baseline
             result = compare(
@@ -172,12 +191,27 @@ class RegressionJob:
             "golden_count": len(queries),
             "alerts": len(alerts),
             "baselines_set": len(new_baselines),
+            "compared_against": compared_run,
+            "min_overlap": limits.min_overlap,
+            "max_rank_shift": limits.max_shift,
             "alert_memory_id": alert_memory,
             "results": [_result(r) for r in rows],
         }
         if not ctx.dry_run:
             report["changes"] = {"runs": 1 if rows else 0, "baselines": len(new_baselines)}
         return report
+
+    async def _run_results(
+        self, conn: repository.Conn, which: str
+    ) -> tuple[str, dict[str, list[str]]]:
+        """A past run's results by query ("latest" or a run id); 400 when there is none."""
+        run_id = await repository.latest_run_id(conn) if which == "latest" else which
+        rows = await repository.run_rows(conn, run_id) if run_id else []
+        if not run_id or not rows:
+            raise InvalidArgument(
+                f"no regression run {which!r} to compare against", field="compare_against"
+            )
+        return run_id, {r.query: list(r.current_ids or []) for r in rows if r.query is not None}
 
     async def _promote(self, ctx: JobContext, which: str) -> Report:
         async with ctx.deps.pool.connection() as conn, conn.transaction():
