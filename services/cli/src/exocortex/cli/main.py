@@ -20,6 +20,7 @@ from exocortex.cli.commands import (
     analytics,
     backups,
     goals,
+    hooks,
     insights,
     lifecycle,
     maintenance,
@@ -70,6 +71,7 @@ maintenance.register(app)
 backups.register(app)
 lifecycle.register(app)
 observe.register(app)
+hooks.register(app)
 
 
 def _data_dir() -> Path:
@@ -78,11 +80,16 @@ def _data_dir() -> Path:
 
 @app.command(rich_help_panel="The stack on this computer")
 def up(
-    port: Annotated[int, typer.Option(envvar="EXO_GATEWAY_PORT", help="REST API port")] = 3210,
+    port: Annotated[
+        int, typer.Option("--port", "-p", envvar="EXO_GATEWAY_PORT", help="REST API port")
+    ] = 3210,
     host: Annotated[
         str,
         typer.Option(
-            envvar=["EXO_GATEWAY_HOST", "EXOCORTEX_HOST"], help="address the REST API binds"
+            "--host",
+            "-H",
+            envvar=["EXO_GATEWAY_HOST", "EXOCORTEX_HOST"],
+            help="address the REST API binds",
         ),
     ] = "127.0.0.1",
     database_url: Annotated[
