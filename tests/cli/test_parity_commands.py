@@ -159,3 +159,28 @@ def test_status_takes_the_rest_api_address_up_prints(exo: Exo) -> None:
     report = type(exo)(f"{exo.url}/api/").json("status")
     assert report["health"]["status"] == "ok"
     assert report["url"] == exo.url
+
+
+def test_trash_says_who_archived_what_and_empties(exo: Exo, namespace: str) -> None:
+    mine = exo.json("add", "A note I throw away.", "-n", namespace)["id"]
+    archived = httpx.post(f"{exo.url}/api/memories/{mine}/archive", timeout=60)
+    assert archived.status_code == 200, archived.text
+    listed = exo.json("trash", "-n", namespace)
+    items = listed["report"]["items"]
+    assert [(i["id"], i["archived_by"], i["purged"]) for i in items] == [(mine, "person", False)]
+    table = exo("trash", "-n", namespace)
+    assert table.exit_code == 0, table.output
+    assert "person" in table.output
+    emptied = exo.json("trash", "-n", namespace, "--empty", "--yes")
+    assert emptied["report"]["purged"] == 1
+    assert httpx.get(f"{exo.url}/api/memories/{mine}", timeout=30).status_code == 404
+
+
+def test_up_takes_short_port_and_host_flags(exo: Exo) -> None:
+    # -H is taken as the host and -p as the port: a port that is not a number is refused
+    # by name before anything starts.
+    result = exo("up", "-H", "127.0.0.1", "-p", "not-a-port")
+    assert result.exit_code == 2
+    assert "'--port' / '-p'" in result.output
+    unknown = exo("up", "-Z")
+    assert unknown.exit_code == 2

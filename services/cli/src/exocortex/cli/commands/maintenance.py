@@ -27,7 +27,15 @@ POLL_SECONDS = 1.0
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="maintenance", rich_help_panel="Maintenance")
-    for command in (consolidate, contradictions, retrieval_regression, backfill, reembed, reindex):
+    for command in (
+        consolidate,
+        contradictions,
+        retrieval_regression,
+        backfill,
+        reembed,
+        reindex,
+        trash,
+    ):
         root.command(rich_help_panel="Maintenance")(command)
 
 
@@ -397,3 +405,62 @@ def reindex(ctx: typer.Context, as_json: Json = False) -> None:
     with client(ctx) as api:
         result = follow(api, "/api/maintenance/reindex", {}, "reindexing")
     show_run(result, as_json)
+
+
+def trash(
+    ctx: typer.Context,
+    namespace: Namespace = None,
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge", help="delete for good what a person trashed trash.auto_purge_days ago"
+        ),
+    ] = False,
+    empty: Annotated[
+        bool,
+        typer.Option(
+            "--empty", help="empty the trash: everything in it, what automation archived too"
+        ),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="with --empty: do not ask")] = False,
+    as_json: Json = False,
+) -> None:
+    """The trash, each memory with who put it there (person or automation) and when it goes.
+
+    Only what a person trashed is purged on the clock (trash.auto_purge_days); what automation
+    archived stays restorable until --empty. A memory superseded by an active one is kept."""
+    if purge and empty:
+        raise typer.BadParameter("give --purge or --empty, not both", param_hint="--empty")
+    if empty and not yes and not typer.confirm("Delete everything in the trash for good?"):
+        raise typer.Exit(1)
+    params: dict[str, Any] = {"older_than_days": 0, "include_automation": True} if empty else {}
+    body = {"dry_run": not (purge or empty), "params": params, "namespace": namespace}
+    with client(ctx) as api:
+        result = follow(api, "/api/maintenance/jobs/trash-purge/run", body, "trash")
+    report = result.get("report") or {}
+    if as_json or result.get("status") == "failed":
+        show_run(result, as_json)
+        return
+    output.table(
+        ["archived", "by", "goes", "id", "memory"],
+        (
+            (
+                i["archived_at"][:16],
+                i["archived_by"],
+                "purged"
+                if i["purged"] and not report.get("dry_run")
+                else (i["purge_after"] or "")[:10] or "kept",
+                i["id"],
+                output.preview(i["content"], 50),
+            )
+            for i in report.get("items", [])
+        ),
+    )
+    counts = report.get("trash") or {}
+    done = "would go" if report.get("dry_run") else "deleted"
+    output.stdout.print(
+        f"{counts.get('person', 0)} trashed by a person, {counts.get('automation', 0)} archived by "
+        f"automation; {report.get('purged', 0)} {done}"
+        if "trash" in report
+        else str(report.get("skipped", ""))
+    )
