@@ -518,3 +518,25 @@ def test_the_memory_list_goes_on_as_it_is_scrolled(seeded: Seeded, open_page: Op
     expect(rows).to_have_count(total)
     expect(page.get_by_role("button", name="Load more")).to_have_count(0)
     assert console.errors == []
+
+
+def test_a_maintenance_job_run_now_is_followed_to_its_end(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    page, console = open_page(seeded.admin_key)
+    page.goto("/maintenance")
+    row = page.get_by_role("row").filter(has=page.get_by_role("cell", name="graph", exact=True))
+    row.get_by_role("button", name="Run now").click()
+    run = page.locator(".job-run")
+    expect(run).to_contain_text("graph · run #")
+    expect(run).to_have_attribute("data-status", "succeeded", timeout=180_000)
+    run_id = run.get_attribute("data-run-id")
+    assert run_id is not None
+    stored = seeded.admin.get(f"/api/maintenance/jobs/runs/{run_id}").json()
+    assert (stored["job"], stored["status"], stored["namespace"]) == (
+        "graph",
+        "succeeded",
+        seeded.namespace,
+    )
+    _assert_fits_phone(page)
+    assert console.errors == []

@@ -4,6 +4,7 @@ import { api, unwrap, type Schemas } from "../api/client";
 import { useAccess } from "../auth";
 import { Page, Show, when } from "../components/ui";
 import { useLoad, useNamespace } from "../hooks";
+import { JobRun } from "../components/JobRun";
 
 type Run = Schemas["JobRunOut"];
 type Contradiction = Schemas["Contradiction"];
@@ -20,6 +21,7 @@ export function Maintenance() {
   const consolidations = useLoad(() => unwrap(api.GET("/api/consolidations", { params: { query: { namespace: ns } } })), [ns]);
   const decay = useLoad(() => unwrap(api.GET("/api/analytics/decay-preview", { params: { query: { namespace: ns } } })), [ns]);
   const [preview, setPreview] = useState<Run | null>(null);
+  const [started, setStarted] = useState<{ id: number; job: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const fail = (e: unknown) => setError(e instanceof Error ? e.message : String(e));
 
@@ -45,7 +47,7 @@ export function Maintenance() {
 
   const runJob = (name: string) =>
     unwrap(api.POST("/api/maintenance/jobs/{name}/run", { params: { path: { name } }, body: { namespace: ns, dry_run: false, wait_seconds: 0 } }))
-      .then(jobs.reload)
+      .then((run) => setStarted({ id: run.id, job: run.job }))
       .catch(fail);
 
   return (
@@ -180,6 +182,7 @@ export function Maintenance() {
           </table>
         )}
       </Show>
+      {started && <JobRun key={started.id} runId={started.id} label={started.job} onDone={jobs.reload} />}
     </Page>
   );
 }
