@@ -154,6 +154,20 @@ async def test_old_sentinel_reports_get_an_expiry(
         assert (await api.get(f"/api/memories/{other}")).json()["expires_at"] is None
     # A second run finds nothing new (the report has its expiry).
     assert (await _run(api, "sentinel-expiry", namespace))["expiring"] == 0
+    # The setting is the clock: 60 days leaves a 40-day-old report alone, 0 turns it off.
+    later = await _store(api, namespace, "Metrics: p95 at 40 ms.", source="mcp", tags=["metrics"])
+    await _backdate(stack_db, [later], "created_at", 40)
+    key = "sentinel.report_ttl_days"
+    try:
+        for ttl, expected in (("60", None), ("0", "sentinel.report_ttl_days is 0")):
+            assert (await api.patch("/api/settings", json={key: ttl})).is_success
+            report = await _run(api, "sentinel-expiry", namespace)
+            assert report["expiring"] == 0, report
+            assert report.get("skipped") == expected
+        assert (await api.get(f"/api/memories/{later}")).json()["expires_at"] is None
+    finally:
+        assert (await api.patch("/api/settings", json={key: "30"})).is_success
+    assert (await _run(api, "sentinel-expiry", namespace))["ids"] == [later]
 
 
 async def test_recalibration_from_memory_maintenance(
