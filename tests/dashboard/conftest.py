@@ -107,6 +107,9 @@ MEMORIES = {
     "decision": "We chose Postgres with pgvector for the heron store: Alice wants one database",
     "people": "Alice Smith works at Anthropic with Bob Jones on the heron project",
     "tooling": "Bob Jones moved the heron gateway to FastAPI at Anthropic",
+    # Enrichment reads a relationship here (Anthropic uses Kubernetes): the entity has a
+    # neighbourhood to draw.
+    "platform": "Anthropic uses Kubernetes for the heron gateway",
 }
 
 
@@ -152,6 +155,11 @@ def seeded(exo_stack: Stack, dashboard_dist: Path) -> Iterator[Seeded]:
                 seeded.memories[label] = _store(
                     admin, namespace, content, tags=["heron", label], content_type=kind
                 )
+            linked = admin.post(
+                f"/api/memories/{seeded.memories['people']}/links",
+                json={"target_id": seeded.memories["decision"], "link_type": "related"},
+            )
+            assert linked.status_code in (200, 201), linked.text
             seeded.archived_id = _store(admin, namespace, "An old heron note nobody needs")
             assert admin.post(f"/api/memories/{seeded.archived_id}/archive").status_code == 200
             _store(admin, other, "A heron memory in another namespace, hidden from scoped keys")

@@ -194,9 +194,15 @@ def test_edit_a_goals_description_and_deadline_then_delete_it(
     form.get_by_label("Description").fill("Every runbook says who to page")
     form.get_by_label("Deadline").fill("2027-03-01")
     form.get_by_role("button", name="Save goal").click()
-    expect(page.get_by_text("Every runbook says who to page")).to_be_visible()
-    goal = seeded.admin.get(f"/api/goals/{goal_id}").json()
-    assert goal["description"] == "Every runbook says who to page"
+    expect(page.locator(".goal-description")).to_have_text("Every runbook says who to page")
+    expect(page.get_by_role("form", name="Edit goal")).to_have_count(0)
+    # Read back once the API's reads have caught up with the write, as the page's did.
+    goal = until(
+        lambda: seeded.admin.get(f"/api/goals/{goal_id}").json(),
+        what="the goal's new description reads back",
+        seconds=30,
+        accept=lambda g: g["description"] == "Every runbook says who to page",
+    )
     assert str(goal["deadline"]).startswith("2027-03-01")
 
     _assert_fits_phone(page)
