@@ -363,5 +363,8 @@ class Restorer:
         )
         if dry_run:
             return []
-        await sql.announce(conn, sorted(created), stored_event)
+        # A chunk restored in a later batch (or request) than its memory is indexed with it:
+        # its memory is announced again, and the projector reads a memory with its chunks.
+        parents = {m["parent_id"] for m in rows if m.get("parent_id")}
+        await sql.announce(conn, sorted(created | parents), stored_event)
         return sorted(created)
