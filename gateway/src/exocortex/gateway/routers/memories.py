@@ -179,6 +179,13 @@ async def import_memories(
         return await backups.restore_reference(backends, body, namespace=namespace, dry_run=dry_run)
     if isinstance(body, backups.ExportDocument):
         return await backups.restore_export(backends, body, dry_run=dry_run)
+    if dry_run:
+        # A list of new memories has no dry run: refused, so a preview never writes.
+        raise InvalidArgument(
+            "dry_run previews export documents only; a list of new memories is imported "
+            "as sent: send it without dry_run",
+            field="dry_run",
+        )
     limit = backends.settings.max_import_batch
     if len(body.memories) > limit:
         raise InvalidArgument(
