@@ -156,3 +156,31 @@ def test_values_beyond_the_limits_here_are_fitted_or_left_out_and_reported(
     reasons = " ".join(x.reason for x in conversion.left_out)
     for reported in ("does not fit the rule", "content longer than", "longer than 100"):
         assert reported in reasons
+
+
+def test_a_live_database_in_wal_mode_is_read_with_its_latest_writes(
+    built: reference.Reference,
+) -> None:
+    """The reference runs in WAL mode: its latest commits may sit in the log, not yet in the
+    file. They are read, and the file itself is left as it was."""
+    writer = sqlite3.connect(built.path)
+    try:
+        writer.execute("PRAGMA journal_mode = WAL")
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute(
+            "INSERT INTO memories (id, content) VALUES ('01JLATEST0000000000000000A', 'latest')"
+        )
+        writer.commit()
+        before = _digest(built.path)
+        data = sources.read_sqlite(built.path)
+        assert "01JLATEST0000000000000000A" in {m["id"] for m in data.rows("memories")}
+        assert _digest(built.path) == before
+    finally:
+        writer.close()
+
+
+def test_a_file_that_is_not_sqlite_is_refused_with_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "broken.db"
+    path.write_bytes(sources.SQLITE_MAGIC + b"\x00" * 200)
+    with pytest.raises(sources.ReferenceError, match=r"broken\.db"):
+        sources.read_sqlite(path)

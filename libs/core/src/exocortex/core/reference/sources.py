@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,13 +104,31 @@ def kind_of(path: Path) -> Kind | None:
 
 
 def read_sqlite(path: Path) -> ReferenceData:
+    """The database at ``path``, read-only. A database in WAL mode whose log cannot be read
+    in place (a folder this user may not write, where SQLite keeps its shared-memory file) is
+    read from a copy of the file and its log, so the original is never touched."""
     if not path.is_file():
         raise ReferenceError(f"{path}: no such file")
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True)
-    except sqlite3.Error as exc:
-        raise ReferenceError(f"{path}: cannot open the database read-only ({exc})") from None
+        return _read_sqlite(path)
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc) and "readonly" not in str(exc):
+            raise ReferenceError(f"{path}: not a readable SQLite database ({exc})") from None
+    with tempfile.TemporaryDirectory(prefix="exo-reference-") as tmp:
+        copy = Path(tmp) / path.name
+        for suffix in ("", "-wal"):
+            source = Path(f"{path}{suffix}")
+            if source.is_file():
+                shutil.copyfile(source, Path(f"{copy}{suffix}"))
+        try:
+            return _read_sqlite(copy)
+        except sqlite3.Error as exc:
+            raise ReferenceError(f"{path}: not a readable SQLite database ({exc})") from None
+
+
+def _read_sqlite(path: Path) -> ReferenceData:
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
     try:
         conn.execute("PRAGMA query_only = ON")
         present = {
@@ -134,6 +154,8 @@ def read_sqlite(path: Path) -> ReferenceData:
                 if count:
                     data.not_carried[table] = int(count)
         return data
+    except sqlite3.OperationalError:
+        raise
     except sqlite3.DatabaseError as exc:
         raise ReferenceError(f"{path}: not a readable SQLite database ({exc})") from None
     finally:
