@@ -47,6 +47,8 @@ def test_store_find_edit_archive_restore(seeded: Seeded, open_page: OpenPage) ->
 
     page.get_by_role("navigation", name="Pages").get_by_role("link", name="Trash").click()
     row = page.locator(f'[data-memory-id="{stored["id"]}"]')
+    # The trash says who put it there: a person, so the purge clock applies.
+    expect(row.locator('[data-archived-by="person"]')).to_contain_text("by a person")
     row.get_by_role("button", name="Restore").click()
     expect(row).to_have_count(0)
     assert seeded.admin.get(f"/api/memories/{stored['id']}").json()["is_active"] is True

@@ -17,6 +17,7 @@ from mcp.types import CallToolResult
 from exocortex.core.runtime.ports import free_port
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.processes import listening_process
+from exocortex.testing.settings import ApplySettings
 from exocortex.testing.wait import until_async
 
 Db = Any
@@ -55,7 +56,7 @@ async def _backdate(db: Db, ids: list[str], column: str, days: int) -> None:
 
 
 async def test_trash_purge_takes_only_what_a_person_trashed(
-    api: httpx.AsyncClient, stack_db: Db, namespace: str
+    api: httpx.AsyncClient, stack_db: Db, namespace: str, change_settings: ApplySettings
 ) -> None:
     trashed = await _store(api, namespace, "A scratch note I threw away myself.", importance=0.9)
     stale = await _store(api, namespace, "An old unimportant note nobody read.", importance=0.1)
@@ -86,15 +87,20 @@ async def test_trash_purge_takes_only_what_a_person_trashed(
     assert preview["purged"] == 1
     assert preview["older_than_days"] == 30  # the setting's default
     assert preview["trash"] == {"person": 1, "automation": 2}
+    # The trash as REST lists it says the same of each memory.
+    listed = await api.get("/api/memories/archived", params={"namespace": namespace})
+    assert listed.status_code == 200, listed.text
+    by = {m["id"]: m["archived_by"] for m in listed.json()["results"]}
+    assert by == {trashed: "person", stale: "automation", replaced: "automation"}
+    # An active memory names no one.
+    assert (await api.get(f"/api/memories/{successor}")).json()["archived_by"] is None
 
     # 0 turns the clock off: nothing is purged.
-    assert (await api.patch("/api/settings", json={"trash.auto_purge_days": "0"})).is_success
-    try:
-        off = await _run(api, "trash-purge", namespace)
-        assert off["skipped"] == "trash.auto_purge_days is 0"
-        assert (await api.get(f"/api/memories/{trashed}")).status_code == 200
-    finally:
-        assert (await api.patch("/api/settings", json={"trash.auto_purge_days": "30"})).is_success
+    await change_settings({"trash.auto_purge_days": "0"})
+    off = await _run(api, "trash-purge", namespace)
+    assert off["skipped"] == "trash.auto_purge_days is 0"
+    assert (await api.get(f"/api/memories/{trashed}")).status_code == 200
+    await change_settings({"trash.auto_purge_days": "30"})
 
     purged = await _run(api, "trash-purge", namespace)
     assert purged["purged"] == 1
@@ -124,7 +130,7 @@ async def test_a_restored_then_retrashed_memory_is_a_persons_again(
 
 
 async def test_old_sentinel_reports_get_an_expiry(
-    api: httpx.AsyncClient, stack_db: Db, namespace: str
+    api: httpx.AsyncClient, stack_db: Db, namespace: str, change_settings: ApplySettings
 ) -> None:
     report = await _store(
         api, namespace, "Sentinel: 3 checks passed.", source="mcp", tags=["sentinel"]
@@ -158,15 +164,13 @@ async def test_old_sentinel_reports_get_an_expiry(
     later = await _store(api, namespace, "Metrics: p95 at 40 ms.", source="mcp", tags=["metrics"])
     await _backdate(stack_db, [later], "created_at", 40)
     key = "sentinel.report_ttl_days"
-    try:
-        for ttl, expected in (("60", None), ("0", "sentinel.report_ttl_days is 0")):
-            assert (await api.patch("/api/settings", json={key: ttl})).is_success
-            report = await _run(api, "sentinel-expiry", namespace)
-            assert report["expiring"] == 0, report
-            assert report.get("skipped") == expected
-        assert (await api.get(f"/api/memories/{later}")).json()["expires_at"] is None
-    finally:
-        assert (await api.patch("/api/settings", json={key: "30"})).is_success
+    for ttl, expected in (("60", None), ("0", "sentinel.report_ttl_days is 0")):
+        await change_settings({key: ttl})
+        report = await _run(api, "sentinel-expiry", namespace)
+        assert report["expiring"] == 0, report
+        assert report.get("skipped") == expected
+    assert (await api.get(f"/api/memories/{later}")).json()["expires_at"] is None
+    await change_settings({key: "30"})
     assert (await _run(api, "sentinel-expiry", namespace))["ids"] == [later]
 
 
@@ -193,10 +197,10 @@ async def test_recalibration_from_memory_maintenance(
 
 
 async def test_the_regression_schedule_follows_its_setting(
-    api: httpx.AsyncClient, exo_stack: Stack, stack_db: Db
+    api: httpx.AsyncClient, exo_stack: Stack, stack_db: Db, change_settings: ApplySettings
 ) -> None:
     key = "retrieval_regression.schedule"
-    assert (await api.patch("/api/settings", json={key: ""})).is_success
+    await change_settings({key: ""})
     port = free_port()
     env = exo_stack.env() | {
         "EXO_MAINTENANCE_LISTEN": f"127.0.0.1:{port}",
@@ -216,23 +220,20 @@ async def test_the_regression_schedule_follows_its_setting(
         row = await (await stack_db.execute(query, (since,))).fetchone()
         return int(row["n"])
 
-    try:
-        with listening_process(
-            [sys.executable, "-m", "exocortex.maintenance"], env, port, what="a scheduler"
-        ):
-            # The setting changes while the scheduler runs: every 3 seconds from now on.
-            since = datetime.now(UTC)
-            assert (await api.patch("/api/settings", json={key: "* * * * * */3"})).is_success
-            await until_async(
-                lambda: scheduled_runs(since),
-                what="the regression ran on the schedule its setting names",
-                seconds=120,
-            )
-            jobs = (await api.get("/api/maintenance/jobs")).json()["jobs"]
-            listed = {j["name"]: j["schedule"] for j in jobs}
-            assert listed["retrieval-regression"] == "* * * * * */3"
-    finally:
-        assert (await api.patch("/api/settings", json={key: "15 6 * * *"})).is_success
+    with listening_process(
+        [sys.executable, "-m", "exocortex.maintenance"], env, port, what="a scheduler"
+    ):
+        # The setting changes while the scheduler runs: every 3 seconds from now on.
+        since = datetime.now(UTC)
+        await change_settings({key: "* * * * * */3"})
+        await until_async(
+            lambda: scheduled_runs(since),
+            what="the regression ran on the schedule its setting names",
+            seconds=120,
+        )
+        jobs = (await api.get("/api/maintenance/jobs")).json()["jobs"]
+        listed = {j["name"]: j["schedule"] for j in jobs}
+        assert listed["retrieval-regression"] == "* * * * * */3"
     bad = await api.patch("/api/settings", json={key: "every morning"})
     assert bad.status_code == 400, bad.text
     assert bad.json()["field"] == key

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from exocortex.core.domain.setting_schema import REMOVED
+from exocortex.testing.settings import ApplySettings
 from exocortex.testing.wait import until_async
 
 
@@ -19,11 +20,6 @@ async def _search(api: httpx.AsyncClient, namespace: str, query: str) -> list[di
     assert reply.status_code == 200, reply.text
     results: list[dict[str, Any]] = reply.json()["results"]
     return results
-
-
-async def _patch(api: httpx.AsyncClient, values: dict[str, str]) -> None:
-    reply = await api.patch("/api/settings", json=values)
-    assert reply.status_code == 200, reply.text
 
 
 async def _store(api: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +50,9 @@ async def test_backup_max_count_is_a_setting(api: httpx.AsyncClient) -> None:
     assert bad.json()["field"] == "backup.max_count"
 
 
-async def test_rrf_min_score_drops_results_under_it(api: httpx.AsyncClient, namespace: str) -> None:
+async def test_rrf_min_score_drops_results_under_it(
+    api: httpx.AsyncClient, namespace: str, change_settings: ApplySettings
+) -> None:
     await _store(
         api,
         {"content": "The heron nests beside the millpond every spring.", "namespace": namespace},
@@ -64,25 +62,16 @@ async def test_rrf_min_score_drops_results_under_it(api: httpx.AsyncClient, name
         lambda: _search(api, namespace, query), what="the memory is searchable"
     )
     best = max(r["score"] for r in found)
-    try:
-        # A threshold above the best score keeps nothing; the default (0) keeps it again.
-        await _patch(api, {"scoring.rrf_min_score": "1"})
-        assert best < 1
-        await until_async(
-            lambda: _search(api, namespace, query),
-            what="rrf_min_score 1 keeps no result",
-            accept=lambda rows: rows == [],
-        )
-    finally:
-        await _patch(api, {"scoring.rrf_min_score": "0"})
-    again = await until_async(
-        lambda: _search(api, namespace, query), what="rrf_min_score 0 keeps the result"
-    )
-    assert len(again) == 1
+    assert best < 1
+    # A threshold above the best score keeps nothing; the default (0) keeps it again.
+    await change_settings({"scoring.rrf_min_score": "1"})
+    assert await _search(api, namespace, query) == []
+    await change_settings({"scoring.rrf_min_score": "0"})
+    assert len(await _search(api, namespace, query)) == 1
 
 
 async def test_keyword_boost_weighs_a_keywords_match(
-    api: httpx.AsyncClient, namespace: str
+    api: httpx.AsyncClient, namespace: str, change_settings: ApplySettings
 ) -> None:
     await _store(
         api,
@@ -96,51 +85,40 @@ async def test_keyword_boost_weighs_a_keywords_match(
         rows = await _search(api, namespace, "quokka")
         return float(rows[0]["fts_score"]) if rows else 0.0
 
-    default = await until_async(fts_score, what="the memory is found by keyword")
-    try:
-        # Without the keywords field's weight only the content match counts.
-        await _patch(api, {"scoring.keyword_boost": "0"})
-        lower = await until_async(
-            fts_score,
-            what="keyword_boost 0 lowers the BM25 score",
-            accept=lambda s: 0 < s < default,
-        )
-        await _patch(api, {"scoring.keyword_boost": "10"})
-        higher = await until_async(
-            fts_score, what="keyword_boost 10 raises it", accept=lambda s: s > default
-        )
-        assert higher > default > lower > 0
-    finally:
-        await _patch(api, {"scoring.keyword_boost": "2.0"})
+    # Without the keywords field's weight only the content match counts.
+    await change_settings({"scoring.keyword_boost": "0"})
+    lower = await until_async(
+        fts_score, what="the memory is found by keyword", accept=lambda s: s > 0
+    )
+    # Enrichment writes the keywords field after the store: wait until a heavy weight shows it.
+    await change_settings({"scoring.keyword_boost": "10"})
+    higher = await until_async(
+        fts_score,
+        what="the keywords field is indexed and weighs 10",
+        accept=lambda s: s > lower,
+    )
+    await change_settings({"scoring.keyword_boost": "2.0"})
+    default = await fts_score()
+    assert higher > default > lower > 0
 
 
-async def test_tag_alias_keys_map_stored_tags(api: httpx.AsyncClient, namespace: str) -> None:
+async def test_tag_alias_keys_map_stored_tags(
+    api: httpx.AsyncClient, namespace: str, change_settings: ApplySettings
+) -> None:
     alias, target = f"a{uuid.uuid4().hex[:8]}", f"t{uuid.uuid4().hex[:8]}"
     key = f"tag_alias.{alias}"
-    try:
-        reply = await api.patch("/api/settings", json={key: target})
-        assert reply.status_code == 200, reply.text
-        assert reply.json()[key] == target
-
-        async def stored_tags() -> list[str]:
-            stored = await _store(
-                api,
-                {
-                    "content": f"A note tagged with the alias {uuid.uuid4().hex}.",
-                    "namespace": namespace,
-                    "tags": [alias.upper()],
-                },
-            )
-            tags: list[str] = stored["tags"]
-            return tags
-
-        tags = await until_async(
-            stored_tags, what="the alias maps the tag", accept=lambda t: t == [target]
-        )
-        assert alias not in tags
-    finally:
-        # Empty turns the alias off.
-        assert (await api.patch("/api/settings", json={key: ""})).status_code == 200
+    # Put back as empty afterwards, which turns the alias off.
+    await change_settings({key: target})
+    assert (await api.get("/api/settings")).json()[key] == target
+    stored = await _store(
+        api,
+        {
+            "content": f"A note tagged with the alias {uuid.uuid4().hex}.",
+            "namespace": namespace,
+            "tags": [alias.upper()],
+        },
+    )
+    assert stored["tags"] == [target]
     bad = await api.patch("/api/settings", json={"tag_alias.": "x"})
     assert bad.status_code == 400, bad.text
     assert bad.json()["field"] == "tag_alias."

@@ -17,7 +17,7 @@ export function Trash() {
 
   return (
     <Page title="Trash">
-      <p className="muted">Archived memories leave search but are kept until you delete them here (or the purge setting does).</p>
+      <p className="muted">Archived memories leave search. What a person put in the trash is deleted for good after trash.auto_purge_days; what automation archived (stale, expired, consolidated) is kept until you delete it here.</p>
       {error && <p className="error" role="alert">{error}</p>}
       <Show state={state}>
         {(reply) =>
@@ -26,6 +26,13 @@ export function Trash() {
               {reply.results.map((m) => (
                 <li key={m.id}>
                   <MemoryLine memory={m}>
+                    <p className="muted trash-origin" data-archived-by={m.archived_by ?? "unknown"}>
+                      {m.archived_by === "automation"
+                        ? "Archived by automation: kept until you delete it here."
+                        : m.archived_by === "person"
+                          ? "Put in the trash by a person: deleted for good after trash.auto_purge_days."
+                          : "Archived before the trash kept who put it there."}
+                    </p>
                     {canWrite && (
                       <div className="actions">
                         <button type="button" onClick={() => void act(unwrap(api.POST("/api/memories/{memory_id}/restore", { params: { path: { memory_id: m.id } } })))}>

@@ -12,8 +12,11 @@ from exocortex.core.records import ATTRIBUTION_FIELDS as ATTRIBUTION_FIELDS
 from exocortex.proto.v1 import common_pb2, retrieval_pb2
 
 _OPTIONAL: tuple[
-    Literal["source_uri", "parent_id", "superseded_by", "embedding_model", "chunk_index"], ...
-] = ("source_uri", "parent_id", "superseded_by", "embedding_model", "chunk_index")
+    Literal[
+        "source_uri", "parent_id", "superseded_by", "embedding_model", "chunk_index", "archived_by"
+    ],
+    ...,
+] = ("source_uri", "parent_id", "superseded_by", "embedding_model", "chunk_index", "archived_by")
 
 
 def _time(message: Any, name: str) -> datetime | None:

@@ -4,7 +4,7 @@ search's compact result."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -97,6 +97,12 @@ class Memory(BaseModel):
     version: int
     created_at: datetime
     updated_at: datetime
+    archived_by: Literal["person", "automation"] | None = Field(
+        default=None,
+        description="Who put an archived memory in the trash. Only what a person trashed is "
+        "deleted after trash.auto_purge_days; what automation archived waits until the trash "
+        "is emptied. Null while active.",
+    )
 
 
 class StoredMemory(Memory):

@@ -74,6 +74,8 @@ class MemoryRecord:
     updated_at: datetime
     version: int
     tags: list[str] = field(default_factory=list)
+    # "person" or "automation" while archived (kept by a trigger), None while active.
+    archived_by: str | None = None
     # Only when read with the embedding (the projector, the reconciler).
     embedding: bytes | None = None
 

@@ -110,7 +110,8 @@ async def change_settings(api: httpx.AsyncClient, exo_stack: Stack) -> AsyncIter
 
     async def change(values: dict[str, str]) -> None:
         for key in values:
-            original.setdefault(key, str(current[key]))
+            # A key not stored yet (a tag alias) is put back as empty, which removes it.
+            original.setdefault(key, str(current.get(key, "")))
         await apply_settings(api, exo_stack.nats_url, values)
 
     try:

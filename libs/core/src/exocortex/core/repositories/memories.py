@@ -28,7 +28,7 @@ _COLUMNS = """
     coalesce(u.access_count, 0) as access_count, u.last_accessed_at,
     m.useful_count, m.expires_at, m.provider, m.model_id, m.model_name,
     m.agent, m.session_id, m.conversation_id, m.metadata, m.enrichment_status, m.created_at,
-    m.updated_at, m.version,
+    m.updated_at, m.version, m.archived_by,
     coalesce(array(select t.tag from memory_tags t where t.memory_id = m.id order by t.tag),
              '{}'::text[]) as tags
 """

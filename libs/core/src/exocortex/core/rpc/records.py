@@ -38,6 +38,8 @@ def memory_to_proto(record: MemoryRecord) -> common_pb2.Memory:
         memory.parent_id = record.parent_id
     if record.superseded_by is not None:
         memory.superseded_by = record.superseded_by
+    if record.archived_by is not None:
+        memory.archived_by = record.archived_by
     if record.embedding_model is not None:
         memory.embedding_model = record.embedding_model
     if record.chunk_index is not None:

@@ -111,6 +111,7 @@ class Memory(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     EMBEDDING_MODEL_FIELD_NUMBER: _builtins.int
     ENRICHMENT_STATUS_FIELD_NUMBER: _builtins.int
+    ARCHIVED_BY_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     namespace: _builtins.str
     content: _builtins.str
@@ -134,6 +135,10 @@ class Memory(_message.Message):
     embedding_model: _builtins.str
     enrichment_status: _builtins.str
     """pending | done | skipped"""
+    archived_by: _builtins.str
+    """In the trash: who put it there, "person" or "automation" (unset while active). Only what
+    a person trashed is purged on the trash.auto_purge_days clock.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -175,11 +180,14 @@ class Memory(_message.Message):
         version: _builtins.int = ...,
         embedding_model: _builtins.str | None = ...,
         enrichment_status: _builtins.str = ...,
+        archived_by: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_chunk_index", b"_chunk_index", "_embedding_model", b"_embedding_model", "_parent_id", b"_parent_id", "_source_uri", b"_source_uri", "_superseded_by", b"_superseded_by", "attribution", b"attribution", "chunk_index", b"chunk_index", "created_at", b"created_at", "embedding_model", b"embedding_model", "expires_at", b"expires_at", "last_accessed_at", b"last_accessed_at", "parent_id", b"parent_id", "source_uri", b"source_uri", "superseded_by", b"superseded_by", "updated_at", b"updated_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_archived_by", b"_archived_by", "_chunk_index", b"_chunk_index", "_embedding_model", b"_embedding_model", "_parent_id", b"_parent_id", "_source_uri", b"_source_uri", "_superseded_by", b"_superseded_by", "archived_by", b"archived_by", "attribution", b"attribution", "chunk_index", b"chunk_index", "created_at", b"created_at", "embedding_model", b"embedding_model", "expires_at", b"expires_at", "last_accessed_at", b"last_accessed_at", "parent_id", b"parent_id", "source_uri", b"source_uri", "superseded_by", b"superseded_by", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_chunk_index", b"_chunk_index", "_embedding_model", b"_embedding_model", "_parent_id", b"_parent_id", "_source_uri", b"_source_uri", "_superseded_by", b"_superseded_by", "access_count", b"access_count", "attribution", b"attribution", "chunk_index", b"chunk_index", "content", b"content", "content_type", b"content_type", "created_at", b"created_at", "embedding_model", b"embedding_model", "enrichment_status", b"enrichment_status", "expires_at", b"expires_at", "id", b"id", "importance", b"importance", "is_active", b"is_active", "is_metadata", b"is_metadata", "keywords", b"keywords", "last_accessed_at", b"last_accessed_at", "metadata_json", b"metadata_json", "namespace", b"namespace", "parent_id", b"parent_id", "source", b"source", "source_uri", b"source_uri", "superseded_by", b"superseded_by", "tags", b"tags", "updated_at", b"updated_at", "useful_count", b"useful_count", "valence", b"valence", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_archived_by", b"_archived_by", "_chunk_index", b"_chunk_index", "_embedding_model", b"_embedding_model", "_parent_id", b"_parent_id", "_source_uri", b"_source_uri", "_superseded_by", b"_superseded_by", "access_count", b"access_count", "archived_by", b"archived_by", "attribution", b"attribution", "chunk_index", b"chunk_index", "content", b"content", "content_type", b"content_type", "created_at", b"created_at", "embedding_model", b"embedding_model", "enrichment_status", b"enrichment_status", "expires_at", b"expires_at", "id", b"id", "importance", b"importance", "is_active", b"is_active", "is_metadata", b"is_metadata", "keywords", b"keywords", "last_accessed_at", b"last_accessed_at", "metadata_json", b"metadata_json", "namespace", b"namespace", "parent_id", b"parent_id", "source", b"source", "source_uri", b"source_uri", "superseded_by", b"superseded_by", "tags", b"tags", "updated_at", b"updated_at", "useful_count", b"useful_count", "valence", b"valence", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__archived_by: _TypeAlias = _typing.Literal["archived_by"]  # noqa: Y015
+    _WhichOneofArgType__archived_by: _TypeAlias = _typing.Literal["_archived_by", b"_archived_by"]  # noqa: Y015
     _WhichOneofReturnType__chunk_index: _TypeAlias = _typing.Literal["chunk_index"]  # noqa: Y015
     _WhichOneofArgType__chunk_index: _TypeAlias = _typing.Literal["_chunk_index", b"_chunk_index"]  # noqa: Y015
     _WhichOneofReturnType__embedding_model: _TypeAlias = _typing.Literal["embedding_model"]  # noqa: Y015
@@ -190,6 +198,8 @@ class Memory(_message.Message):
     _WhichOneofArgType__source_uri: _TypeAlias = _typing.Literal["_source_uri", b"_source_uri"]  # noqa: Y015
     _WhichOneofReturnType__superseded_by: _TypeAlias = _typing.Literal["superseded_by"]  # noqa: Y015
     _WhichOneofArgType__superseded_by: _TypeAlias = _typing.Literal["_superseded_by", b"_superseded_by"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__archived_by) -> _WhichOneofReturnType__archived_by | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__chunk_index) -> _WhichOneofReturnType__chunk_index | None: ...
     @_typing.overload
