@@ -334,6 +334,8 @@ class Restorer:
         created = await sql.insert_memories(conn, batch, roots=True)
         created |= await sql.insert_memories(conn, batch, roots=False)
         missing = [m["id"] for m in batch if m["id"] not in created]
+        # Already here with a summary or newer version to point at: filled if still empty.
+        present: list[dict[str, Any]] = []
         existing = await sql.existing_memories(conn, missing) if missing else {}
         for m in batch:
             if m["id"] in created:
@@ -342,6 +344,8 @@ class Restorer:
             row = existing.get(m["id"])
             if row is not None and row["version"] == m["version"]:
                 report.note(ItemResult("memories", m["id"], "skipped", "already present"))
+                if m.get("consolidated_into") or m.get("superseded_by"):
+                    present.append(m)
             elif row is not None:
                 reason = f"present at version {row['version']}, the backup has {m['version']}"
                 report.note(ItemResult("memories", m["id"], "conflict", reason))
@@ -352,6 +356,10 @@ class Restorer:
                     else "an active memory with the same content exists under another id"
                 )
                 report.note(ItemResult("memories", m["id"], "conflict", reason))
+        lineage.extend(
+            {"id": m["id"], "ci": m.get("consolidated_into"), "sb": m.get("superseded_by")}
+            for m in present
+        )
         if not created:
             return []
         rows = [m for m in batch if m["id"] in created]

@@ -79,14 +79,18 @@ SELECT r.id FROM unnest(%(ids)s::text[]) AS r(id)
  WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = r.id)
 """
 
+# Only fills what is empty: a memory restored earlier whose summary or newer version was not
+# there yet (another document, an interrupted import) gets it now; set links are kept.
 SET_LINEAGE = """
 UPDATE memories m
-   SET consolidated_into = CASE WHEN EXISTS (SELECT 1 FROM memories t WHERE t.id = r.ci)
-                                THEN r.ci END,
-       superseded_by = CASE WHEN EXISTS (SELECT 1 FROM memories t WHERE t.id = r.sb)
-                            THEN r.sb END
+   SET consolidated_into = coalesce(m.consolidated_into,
+           CASE WHEN EXISTS (SELECT 1 FROM memories t WHERE t.id = r.ci) THEN r.ci END),
+       superseded_by = coalesce(m.superseded_by,
+           CASE WHEN EXISTS (SELECT 1 FROM memories t WHERE t.id = r.sb) THEN r.sb END)
   FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, ci text, sb text)
  WHERE m.id = r.id
+   AND ((m.consolidated_into IS NULL AND r.ci IS NOT NULL)
+        OR (m.superseded_by IS NULL AND r.sb IS NOT NULL))
 """
 
 CHANGED = """
