@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from exocortex.testing import reference
+from exocortex.testing.wait import until
 
 if TYPE_CHECKING:
     from conftest import Exo
@@ -72,9 +73,19 @@ def assert_every_memory_came_across(
     for memory_id, token in ref.tokens.items():
         if memory_id not in ref.active:
             continue  # archived and replaced versions are kept, and left out of search
-        found = _found(url, namespace, token)
-        # A chunk is found itself or through its memory.
-        assert {memory_id, parents.get(memory_id)} & found, (memory_id, token, found)
+        # A chunk is found itself or through its memory; the indexes follow the committed
+        # rows, so each is awaited (generously: a loaded machine indexes slowly).
+        wanted = {memory_id, parents.get(memory_id)}
+
+        def found(token: str = token, wanted: set[str | None] = wanted) -> set[str | None]:
+            return wanted & set(_found(url, namespace, token))
+
+        until(
+            found,
+            what=f"{memory_id} found by its word {token}",
+            seconds=300,
+            interval=0.5,
+        )
 
 
 @pytest.fixture
@@ -171,3 +182,22 @@ def test_without_a_path_the_database_named_by_exocortex_db_path_is_imported(
     assert result.exit_code == 2
     unboxed = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
     assert "no reference database at" in unboxed
+
+
+def test_a_json_export_then_the_database_fills_in_the_versions_the_export_lacked(
+    exo: Exo, namespace: str, tmp_path: Path
+) -> None:
+    """The JSON export does not carry superseded_by; the database does. Importing the export
+    first and the database after leaves every memory once and links each old version to the
+    one that replaced it."""
+    ref = reference.build(tmp_path / "exocortex.db")
+    export = tmp_path / "exocortex-backup.json"
+    export.write_text(json.dumps(ref.export_v1()))
+    exo.json("import", str(export), "-n", namespace)
+    before = {m["id"]: m for m in _export(exo.url, namespace)["memories"]}
+    assert all(not before[old].get("superseded_by") for old in ref.superseded)
+    exo.json("import", str(ref.path), "-n", namespace)
+    after = {m["id"]: m for m in _export(exo.url, namespace)["memories"]}
+    assert set(after) == set(before)
+    for old, new in ref.superseded.items():
+        assert after[old]["superseded_by"] == new

@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 
 from exocortex.testing import reference
+from exocortex.testing.wait import until_async
 
 SECTIONS = (
     "memories",
@@ -89,13 +90,18 @@ async def test_a_reference_export_comes_across_over_rest_and_a_second_import_cha
     for memory_id, token in ref.tokens.items():
         if memory_id not in ref.active:
             continue
-        reply = await api.post(
-            "/api/memories/search",
-            json={"query": token, "namespace": namespace, "limit": 5, "compact": True},
-        )
-        assert reply.status_code == 200, reply.text
-        found = {r["id"] for r in reply.json()["results"]}
-        assert {memory_id, memories[memory_id].get("parent_id")} & found, (memory_id, token)
+        wanted = {memory_id, memories[memory_id].get("parent_id")}
+
+        async def found(token: str = token, wanted: set[str | None] = wanted) -> set[Any]:
+            reply = await api.post(
+                "/api/memories/search",
+                json={"query": token, "namespace": namespace, "limit": 5, "compact": True},
+            )
+            assert reply.status_code == 200, reply.text
+            return wanted & {r["id"] for r in reply.json()["results"]}
+
+        # The indexes follow the committed rows: awaited, generously on a loaded machine.
+        await until_async(found, what=f"{memory_id} found by {token}", seconds=300, interval=0.5)
 
     again = await _import(api, document, namespace)
     assert all(s["created"] == 0 for s in again["sections"].values()), again["sections"]
