@@ -110,7 +110,7 @@ bench-search: install ## search latency at 10k and 100k memories (docs/benchmark
 bench-baseline: install ## exo up time, stack RSS, store/search latency (docs/benchmarks/stack-baseline.md)
 	$(PY) tests/bench/stack_baseline.py
 
-bench-import: install ## bulk import rate (docs/benchmarks/bulk-import.md)
+bench-import: install ## write throughput against the model limit: import, single stores at 1/4/16 clients, enrichment catch-up, CPU per process (docs/benchmarks/bulk-import.md)
 	$(PY) tests/bench/bulk_import.py
 
 bench-maintenance: install ## what each maintenance job does on a 10k store, and its time (docs/benchmarks/maintenance-jobs.md)

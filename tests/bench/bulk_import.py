@@ -1,27 +1,38 @@
 """Write-path benchmark through the public REST API.
 
-    .venv/bin/python tests/bench/bulk_import.py [--url http://127.0.0.1:3210] [--runs 3]
-        [--memories 2000] [--batch 500]
+    .venv/bin/python tests/bench/bulk_import.py [--url http://127.0.0.1:3210]
+        [--memories 3000] [--batch 500] [--stores 600] [--catchup 10000] [--big 0]
 
-Measures, on the embedded default (or the stack at --url):
+Measures, from one run on the embedded default (or the stack at --url):
 
-* bulk import rate: memories/s accepted by ``POST /api/memories/import`` (each run a fresh
-  namespace, requests of --batch memories), and the rate until the last one is searchable;
-* single store latency through REST (p50/p95, including the read-your-writes wait);
-* time from a store's reply to ``enrichment_status: done``.
+* the **limit**: the embedding model's own throughput on the same texts, in this process with
+  the stack stopped (the service's encoder, threads and batch size);
+* REST bulk import (``POST /api/memories/import``, --batch a request) and ``exo import`` of a
+  JSON file, until the last memory is searchable;
+* 1, 4 and 16 clients storing single memories (``POST /api/memories``, one memory a call,
+  keep-alive connections), with store latency p50/p95;
+  each rate also as a ratio to the limit;
+* the time until enrichment has caught up after a --catchup import, and search latency while
+  it drains;
+* CPU seconds per process of the stack for each phase.
 
-Without --url it starts its own stack (as `exo up` does) in a temporary directory. Writes
-docs/benchmarks/bulk-import.md with the median over the runs.
+For short notes (about 150 characters) and docstring-length texts (up to 320). Without --url it
+starts its own stack (as `exo up` does) in a temporary directory. Writes
+docs/benchmarks/bulk-import.md unless --no-report (--json PATH keeps the raw figures).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import random
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -49,13 +60,12 @@ _MODULES = (
     "warnings", "tokenize", "doctest", "pdb", "timeit", "trace", "sysconfig", "platform",
 )  # fmt: skip
 
+SHAPES = {"short": 160, "docstring": 320}
 
-MAX_CHARS = 320
 
-
-def corpus() -> list[str]:
-    """Varied real text (first paragraphs of standard-library docstrings, at most 320
-    characters), so the benchmark measures inserts rather than the dedup skip path."""
+def corpus(max_chars: int) -> list[str]:
+    """Varied real text (first paragraphs of standard-library docstrings, cut at a word before
+    ``max_chars``), so the benchmark measures inserts rather than the dedup skip path."""
     import importlib
     import inspect
 
@@ -71,34 +81,133 @@ def corpus() -> list[str]:
             if not doc:
                 continue
             text = " ".join(doc.split("\n\n")[0].split())
-            if len(text) > MAX_CHARS:
-                # Typical agent memories are a few sentences; cut long ones at a word.
-                text = text[:MAX_CHARS].rsplit(" ", 1)[0]
-            if len(text) >= 60:
-                seen.setdefault(f"{name}.{attr}: {text}", None)
-    return list(seen)
+            if len(text) < 60:
+                continue
+            text = f"{name}.{attr}: {text}"
+            if len(text) > max_chars:
+                text = text[:max_chars].rsplit(" ", 1)[0]
+            seen.setdefault(text, None)
+    out = list(seen)
+    # A fixed order that mixes the modules, so any prefix is like the whole.
+    random.Random(5).shuffle(out)
+    return out
 
 
-CORPUS = corpus()
+class Texts:
+    """Distinct texts handed out in order, never twice in one run (a repeat would be a dedup
+    skip, not a store). Past the corpus, a counter word makes them distinct."""
 
+    def __init__(self, max_chars: int) -> None:
+        self.base = corpus(max_chars)
+        self.next = 0
 
-def sentence(_rng: random.Random, i: int) -> str:
-    return CORPUS[i % len(CORPUS)]
+    def take(self, n: int) -> list[str]:
+        out = []
+        for i in range(self.next, self.next + n):
+            text = self.base[i % len(self.base)]
+            rounds = i // len(self.base)
+            out.append(text if rounds == 0 else f"{text} (note {rounds})")
+        self.next += n
+        return out
 
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-async def import_run(client: httpx.AsyncClient, n: int, batch: int, seed: int) -> dict[str, float]:
-    rng = random.Random(seed)
-    namespace = f"bench-{uuid.uuid4().hex[:8]}"
-    items = [{"content": sentence(rng, i), "namespace": namespace} for i in range(n)]
+# ---------------------------------------------------------------------------------------------
+# The limit: the model alone
+
+
+def model_limit(texts: list[str], cache_dir: Path) -> float:
+    """Texts/s of the embedding service's encoder on ``texts``, in this process, nothing else
+    running: its backend, its threads, batches of its max_batch."""
+    from exocortex.embedding.encoder import load_encoder
+    from exocortex.embedding.settings import EmbeddingSettings
+    from exocortex.encoders import bundled_model_path
+
+    settings = EmbeddingSettings()
+    model = load_encoder(
+        settings.model_path or bundled_model_path(),
+        backend=settings.backend,
+        threads=settings.threads,
+        cache_dir=cache_dir,
+    )
+    model.encode(texts[:64])  # warm-up
     started = time.perf_counter()
-    last_id = ""
+    for start in range(0, len(texts), settings.max_batch):
+        model.encode(texts[start : start + settings.max_batch])
+    return len(texts) / (time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU seconds per process
+
+
+class Cpu:
+    def __init__(self, processes: dict[str, int]) -> None:
+        import psutil  # type: ignore[import-untyped]
+
+        self._psutil = psutil
+        self.pids = processes
+
+    def sample(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for name, pid in self.pids.items():
+            try:
+                proc = self._psutil.Process(pid)
+                t = proc.cpu_times()
+                total = t.user + t.system + t.children_user + t.children_system
+                for child in proc.children(recursive=True):
+                    with_suppress = child.cpu_times()
+                    total += with_suppress.user + with_suppress.system
+            except self._psutil.Error:
+                continue
+            out[name] = total
+        return out
+
+    @staticmethod
+    def diff(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+        return {k: after[k] - before.get(k, 0.0) for k in after}
+
+
+def stack_pids(stack: Any) -> dict[str, int]:
+    pids = {child.name: child.process.pid for child in stack._children}
+    pg = stack.embedded_postgres
+    if pg is not None:
+        first = (pg.data_dir / "postmaster.pid").read_text().split("\n", 1)[0]
+        pids["postgres"] = int(first)
+    nats = stack.embedded_nats
+    if nats is not None and getattr(nats, "_proc", None) is not None:
+        pids["nats"] = nats._proc.pid
+    return pids
+
+
+# ---------------------------------------------------------------------------------------------
+# Phases
+
+
+async def wait_searchable(client: httpx.AsyncClient, namespace: str, text: str, mid: str) -> None:
+    while True:
+        found = await client.post(
+            "/api/memories/search",
+            json={"query": text, "namespace": namespace, "limit": 5, "compact": True},
+        )
+        if any(r["id"] == mid for r in found.json()["results"]):
+            return
+        await asyncio.sleep(0.05)
+
+
+async def rest_import(
+    client: httpx.AsyncClient, texts: list[str], batch: int, namespace: str | None = None
+) -> dict[str, Any]:
+    namespace = namespace or f"bench-{uuid.uuid4().hex[:8]}"
+    items = [{"content": t, "namespace": namespace} for t in texts]
+    started = time.perf_counter()
     imported = 0
-    for start in range(0, n, batch):
+    last_id = ""
+    for start in range(0, len(items), batch):
         reply = await client.post(
             "/api/memories/import", json={"memories": items[start : start + batch]}
         )
@@ -107,60 +216,82 @@ async def import_run(client: httpx.AsyncClient, n: int, batch: int, seed: int) -
         imported += body["imported"]
         last_id = body["results"][-1]["id"] or last_id
     accepted = time.perf_counter() - started
-    # Searchable: the last memory's text finds it (the projector works in id order).
-    probe = items[-1]["content"]
-    while True:
-        found = await client.post(
-            "/api/memories/search",
-            json={"query": probe, "namespace": namespace, "limit": 3, "compact": True},
-        )
-        if any(r["id"] == last_id for r in found.json()["results"]):
-            break
-        await asyncio.sleep(0.05)
+    await wait_searchable(client, namespace, texts[-1], last_id)
     searchable = time.perf_counter() - started
     return {
-        "imported": imported,
-        "rate": imported / accepted,
-        "rate_searchable": imported / searchable,
-        "seconds": accepted,
+        "n": imported,
+        "seconds": searchable,
+        "rate": imported / searchable,
+        "rate_accepted": imported / accepted,
+        "namespace": namespace,
     }
 
 
-async def store_latency(client: httpx.AsyncClient, n: int) -> tuple[list[float], list[float]]:
-    rng = random.Random(7)
+async def cli_import(client: httpx.AsyncClient, url: str, texts: list[str]) -> dict[str, float]:
+    namespace = f"bench-{uuid.uuid4().hex[:8]}"
+    exo = Path(sys.executable).with_name("exo")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "notes.json"
+        path.write_text(json.dumps([{"content": t} for t in texts]))
+        started = time.perf_counter()
+        proc = await asyncio.create_subprocess_exec(
+            str(exo), "--url", url, "import", str(path), "--namespace", namespace, "--json",
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        _out, err = await proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"exo import failed: {err.decode()[-500:]}")
+    # The last text must be searchable, as for REST.
+    found = await client.get("/api/memories/recent", params={"namespace": namespace, "limit": 1})
+    found.raise_for_status()
+    last = next(iter(found.json()["results"]), None)
+    if last is not None:
+        await wait_searchable(client, namespace, last["content"], last["id"])
+    seconds = time.perf_counter() - started
+    return {"n": len(texts), "seconds": seconds, "rate": len(texts) / seconds}
+
+
+async def single_stores(url: str, texts: list[str], clients: int) -> dict[str, Any]:
+    """``clients`` callers, each storing its share of ``texts`` one memory per call, over a
+    keep-alive connection of its own, into one namespace (agents sharing a store)."""
     namespace = f"bench-{uuid.uuid4().hex[:8]}"
     latencies: list[float] = []
-    pending: list[tuple[str, float]] = []
-    for i in range(n):
-        started = time.perf_counter()
-        reply = await client.post(
-            "/api/memories", json={"content": sentence(rng, i), "namespace": namespace}
-        )
-        reply.raise_for_status()
-        done = time.perf_counter()
-        latencies.append(done - started)
-        pending.append((reply.json()["id"], done))
-    enrich: list[float] = []
-    for memory_id, replied in pending[-50:]:
-        while True:
-            memory = (await client.get(f"/api/memories/{memory_id}")).json()
-            if memory["enrichment_status"] == "done":
-                # Measured from the reply; an upper bound (includes the polling interval).
-                enrich.append(time.perf_counter() - replied)
-                break
-            await asyncio.sleep(0.01)
-    return latencies, enrich
+    not_indexed = 0
+
+    async def worker(part: list[str]) -> None:
+        nonlocal not_indexed
+        async with httpx.AsyncClient(base_url=url, timeout=120.0) as client:
+            for text in part:
+                t0 = time.perf_counter()
+                reply = await client.post(
+                    "/api/memories", json={"content": text, "namespace": namespace}
+                )
+                reply.raise_for_status()
+                latencies.append(time.perf_counter() - t0)
+                if not reply.json().get("indexed", True):
+                    not_indexed += 1
+
+    parts = [texts[i::clients] for i in range(clients)]
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(p) for p in parts))
+    seconds = time.perf_counter() - started
+    return {
+        "n": len(texts),
+        "clients": clients,
+        "seconds": seconds,
+        "rate": len(texts) / seconds,
+        "p50": percentile(latencies, 0.5) * 1000,
+        "p95": percentile(latencies, 0.95) * 1000,
+        "not_indexed": not_indexed,
+    }
 
 
-async def enrichment_latency(client: httpx.AsyncClient, n: int) -> list[float]:
+async def enrichment_latency(client: httpx.AsyncClient, texts: list[str]) -> list[float]:
     """Store one memory, then poll until it is enriched; one at a time so queues are empty."""
-    rng = random.Random(11)
     namespace = f"bench-{uuid.uuid4().hex[:8]}"
     out = []
-    for i in range(n):
-        reply = await client.post(
-            "/api/memories", json={"content": sentence(rng, i), "namespace": namespace}
-        )
+    for text in texts:
+        reply = await client.post("/api/memories", json={"content": text, "namespace": namespace})
         replied = time.perf_counter()
         memory_id = reply.json()["id"]
         while True:
@@ -172,139 +303,326 @@ async def enrichment_latency(client: httpx.AsyncClient, n: int) -> list[float]:
     return out
 
 
-def scrape(metrics_url: str | None, names: tuple[str, ...]) -> dict[str, float]:
-    """Sums of the given Prometheus samples (own stack only; empty otherwise)."""
-    if metrics_url is None:
-        return {}
-    text = httpx.get(metrics_url, timeout=10).text
-    out = dict.fromkeys(names, 0.0)
-    for line in text.splitlines():
-        for name in names:
-            if line.startswith(name + " ") or line.startswith(name + "{"):
-                out[name] += float(line.rsplit(" ", 1)[1])
-    return out
+def pending(database_url: str, namespace: str) -> int:
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM memories WHERE namespace = %s AND enrichment_status = 'pending'",
+            (namespace,),
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
-EMBED_METRICS = ("exo_embedding_texts_total", "exo_embedding_duration_seconds_sum")
+async def catch_up(
+    client: httpx.AsyncClient, database_url: str | None, texts: list[str], batch: int,
+    probes: list[str], limit_s: float,
+) -> dict[str, Any]:  # fmt: skip
+    """Import ``texts``, then: seconds from the end of the import until no memory of it is
+    pending enrichment, and search latency (sequential) meanwhile."""
+    result = await rest_import(client, texts, batch)
+    if database_url is None:
+        return {**result, "catchup": None}
+    ended = time.perf_counter()
+    searches: list[float] = []
+    left = pending(database_url, result["namespace"])
+    i = 0
+    while left and time.perf_counter() - ended < limit_s:
+        t0 = time.perf_counter()
+        await client.post(
+            "/api/memories/search",
+            json={"query": probes[i % len(probes)], "namespace": result["namespace"], "limit": 10},
+        )
+        searches.append(time.perf_counter() - t0)
+        i += 1
+        if i % 10 == 0:
+            left = await asyncio.to_thread(pending, database_url, result["namespace"])
+        await asyncio.sleep(0.1)
+    caught = time.perf_counter() - ended
+    return {
+        **result,
+        "catchup": caught if not left else None,
+        "left": left,
+        "waited": caught,
+        "search_p50": percentile(searches, 0.5) * 1000,
+        "search_p95": percentile(searches, 0.95) * 1000,
+        "searches": len(searches),
+    }
 
 
 @contextmanager
-def running_stack(url: str | None) -> Iterator[tuple[str, str | None]]:
+def running_stack(url: str | None) -> Iterator[tuple[str, Any, Path | None]]:
     if url:
-        yield url.rstrip("/"), None
+        yield url.rstrip("/"), None, None
         return
-    import tempfile
-
     from exocortex.core.runtime.stack import Stack, StackConfig
 
     with tempfile.TemporaryDirectory(prefix="exo-bench-") as tmp:
         stack = Stack(StackConfig.with_free_ports(Path(tmp), postgres_fsync=False))
-        stack.start(timeout=300)
+        yield "", stack, Path(tmp)
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    shapes = {name: Texts(chars) for name, chars in SHAPES.items() if name in args.shapes}
+    out: dict[str, Any] = {"shapes": {}, "cpu": {}}
+    with running_stack(args.url) as (url, stack, tmp):
+        # 1. The limit, with the stack stopped (the export lands where the service finds it).
+        for name, texts in shapes.items():
+            sample = texts.base[: args.memories]
+            out["shapes"][name] = {
+                "limit": await asyncio.to_thread(
+                    model_limit, sample, (tmp or Path(tempfile.gettempdir())) / "models"
+                ),
+                "chars": statistics.mean(len(t) for t in sample),
+            }
+        if stack is not None:
+            stack.start(timeout=300)
+            url = stack.gateway_url
         try:
-            port = stack.config.metrics_ports["embedding"]
-            yield stack.gateway_url, f"http://127.0.0.1:{port}/metrics"
+            cpu = Cpu(stack_pids(stack)) if stack is not None else None
+            async with httpx.AsyncClient(base_url=url, timeout=600.0) as client:
+                # Warm-up: model, pools, index segments.
+                await rest_import(client, Texts(200).take(200), 200)
+
+                async def phase(label: str, coro: Any) -> Any:
+                    before = cpu.sample() if cpu else {}
+                    result = await coro
+                    result["load"] = os.getloadavg()[0]
+                    if cpu:
+                        out["cpu"][label] = Cpu.diff(before, cpu.sample())
+                    print(f"{label}: {json.dumps(result, default=str)}", flush=True)
+                    return result
+
+                for name, texts in shapes.items():
+                    res = out["shapes"][name]
+                    res["import"] = await phase(
+                        f"{name}/import", rest_import(client, texts.take(args.memories), args.batch)
+                    )
+                    if args.cli:
+                        res["cli"] = await phase(
+                            f"{name}/exo import", cli_import(client, url, texts.take(args.cli))
+                        )
+                    for k in args.clients:
+                        n = max(k * 10, args.stores if k > 1 else args.stores // 3)
+                        res[f"clients{k}"] = await phase(
+                            f"{name}/{k} clients", single_stores(url, texts.take(n), k)
+                        )
+                enrich_texts = next(iter(shapes.values())).take(30)
+                out["enrich"] = await enrichment_latency(client, enrich_texts)
+                if args.catchup:
+                    texts = next(iter(shapes.values()))
+                    probes = texts.base[:50]
+                    out["catchup"] = await phase(
+                        "catch-up",
+                        catch_up(
+                            client, stack.database_url if stack else None,
+                            texts.take(args.catchup), args.batch, probes, args.catchup_limit,
+                        ),
+                    )  # fmt: skip
         finally:
-            stack.stop()
+            if stack is not None:
+                stack.stop()
+        # The limit again, the stack stopped: the machine may be shared, so its mean is used.
+        for name, texts in shapes.items():
+            sample = texts.base[: args.memories]
+            res = out["shapes"][name]
+            res["limit_after"] = await asyncio.to_thread(
+                model_limit, sample, (tmp or Path(tempfile.gettempdir())) / "models"
+            )
+            res["limit_before"] = res["limit"]
+            res["limit"] = (res["limit_before"] + res["limit_after"]) / 2
+    return out
 
 
-async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    with running_stack(args.url) as (url, embed_metrics):
-        async with httpx.AsyncClient(base_url=url, timeout=600.0) as client:
-            # Warm-up: model, pools, index segments.
-            await import_run(client, 200, 200, seed=99)
-            runs = []
-            for run in range(args.runs):
-                before = scrape(embed_metrics, EMBED_METRICS)
-                result = await import_run(client, args.memories, args.batch, seed=run)
-                after = scrape(embed_metrics, EMBED_METRICS)
-                if before:
-                    texts = after[EMBED_METRICS[0]] - before[EMBED_METRICS[0]]
-                    seconds = after[EMBED_METRICS[1]] - before[EMBED_METRICS[1]]
-                    result["embed_rate"] = texts / seconds if seconds else 0.0
-                    result["embed_share"] = seconds / result["seconds"]
-                runs.append(result)
-            latencies, _ = await store_latency(client, args.stores)
-            enrich = await enrichment_latency(client, 30)
-    return {"runs": runs, "latencies": latencies, "enrich": enrich}
-
-
-def without_model(run: dict[str, float]) -> float:
-    rest = run["seconds"] * (1 - run.get("embed_share", 0.0))
-    return run["imported"] / rest if rest > 0 else 0.0
-
-
-def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
-    runs = result["runs"]
-    lat = [x * 1000 for x in result["latencies"]]
-    enrich = [x * 1000 for x in result["enrich"]]
-    rate = statistics.median(r["rate"] for r in runs)
-    rate_searchable = statistics.median(r["rate_searchable"] for r in runs)
+def report(args: argparse.Namespace, result: dict[str, Any], before: dict[str, Any] | None) -> str:
     lines = [
-        "# Bulk import and write latency",
+        "# Write throughput: import, single stores, enrichment",
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d} by `tests/bench/bulk_import.py` on the embedded "
         f"default ({os.cpu_count()} CPUs, {platform.python_implementation()} "
-        f"{platform.python_version()}, fsync off). Every process of the stack shares the CPUs; "
-        f"1-minute load average at the end of the run: {os.getloadavg()[0]:.1f}.",
+        f"{platform.python_version()}, fsync off). Every process of the stack shares the CPUs.",
         "",
-        f"## Bulk import ({args.memories} memories per run, {args.batch} per request, "
-        f"{args.runs} runs, median)",
-        "",
-        f"* accepted: **{rate:.0f} memories/s** (committed with their events; the call returns)",
-        f"* until the last one is searchable: **{rate_searchable:.0f} memories/s**",
-        "",
-        "| run | memories | seconds | accepted/s | searchable/s | model texts/s | model share "
-        "| accepted/s without model time |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for i, r in enumerate(runs, 1):
-        lines.append(
-            f"| {i} | {r['imported']:.0f} | {r['seconds']:.2f} | {r['rate']:.0f} | "
-            f"{r['rate_searchable']:.0f} | {r.get('embed_rate', 0):.0f} | "
-            f"{100 * r.get('embed_share', 0):.0f}% | {without_model(r):.0f} |"
-        )
-    lines += [
-        "",
-        "*model texts/s*: texts the embedding service embedded per second of model time during "
-        "the run; *model share*: model time / import wall time; the last column is what the "
-        "write path does around the model (validation, dedup, inserts, events).",
-        "",
-        "When the model share is near 100%, the import rate is the embedding model's "
-        "throughput on this CPU (one call per batch of 128 texts); the write path around it "
-        "is not the limit.",
-    ]
-    lines += [
-        "",
-        f"## Single store through REST ({len(lat)} sequential stores)",
-        "",
-        "Includes validation, dedup lookups (hash and nearest neighbours), embedding, the commit "
-        "and the read-your-writes wait until the memory is searchable.",
-        "",
-        f"* p50 **{percentile(lat, 0.5):.1f} ms**, p95 **{percentile(lat, 0.95):.1f} ms**, "
-        f"max {max(lat):.1f} ms",
-        "",
-        f"## Store → enrichment done ({len(enrich)} memories, one at a time)",
-        "",
-        "From the store's reply until `enrichment_status` is `done` (polled every 10 ms).",
-        "",
-        f"* p50 **{percentile(enrich, 0.5):.0f} ms**, p95 **{percentile(enrich, 0.95):.0f} ms**",
+        "The **limit** is the embedding model's own throughput on the same texts, measured in "
+        "the benchmark's process with the stack stopped (the service's encoder, threads and "
+        "batch size). Every other rate is until the last memory is searchable, and is also "
+        "given as a ratio to the limit.",
         "",
     ]
+    lines += table(result, before)
+    lines += ["", "## CPU seconds per 1,000 memories, by process", ""]
+    lines += cpu_table(result, before)
+    lines += catchup_lines(result, before)
+    enrich = [x * 1000 for x in result.get("enrich", [])]
+    if enrich:
+        lines += [
+            "",
+            f"## Store → enrichment done ({len(enrich)} memories, one at a time)",
+            "",
+            "From the store's reply until `enrichment_status` is `done` (polled every 10 ms): "
+            f"p50 **{percentile(enrich, 0.5):.0f} ms**, p95 **{percentile(enrich, 0.95):.0f} ms**.",
+        ]
+    lines.append("")
     return "\n".join(lines)
+
+
+def phase_sizes(result: dict[str, Any]) -> dict[str, float]:
+    sizes: dict[str, float] = {}
+    for name, res in result["shapes"].items():
+        for key, label in (("import", "import"), ("cli", "exo import")):
+            if key in res:
+                sizes[f"{name}/{label}"] = res[key]["n"]
+        for key in (k for k in res if k.startswith("clients")):
+            sizes[f"{name}/{res[key]['clients']} clients"] = res[key]["n"]
+    if result.get("catchup"):
+        sizes["catch-up"] = result["catchup"]["n"]
+    return sizes
+
+
+def per_thousand(result: dict[str, Any]) -> dict[str, dict[str, float]]:
+    sizes = phase_sizes(result)
+    return {
+        label: {proc: 1000 * sec / sizes[label] for proc, sec in cpu.items()}
+        for label, cpu in result.get("cpu", {}).items()
+        if sizes.get(label)
+    }
+
+
+def cpu_table(result: dict[str, Any], before: dict[str, Any] | None) -> list[str]:
+    now = per_thousand(result)
+    if not now:
+        return ["(not measured: the benchmark did not start the stack)"]
+    old = per_thousand(before) if before else {}
+    procs = [p for p in next(iter(now.values())) if p not in ("mcp-adapter", "maintenance")]
+    head = "| phase | " + " | ".join(procs) + " | total |"
+    if old:
+        head += " total before |"
+    lines = [head, "|---" * (len(procs) + (3 if old else 2)) + "|"]
+    for label, cpu in now.items():
+        cells = " | ".join(f"{cpu.get(p, 0):.1f}" for p in procs)
+        row = f"| {label} | {cells} | {sum(cpu.values()):.1f} |"
+        if old:
+            row += f" {sum(old[label].values()):.1f} |" if label in old else " |"
+        lines.append(row)
+    lines += [
+        "",
+        "The phase *catch-up* includes the enrichment that drains after its import. "
+        "*total before*: the same phase at the starting commit.",
+    ]
+    return lines
+
+
+def catchup_lines(result: dict[str, Any], before: dict[str, Any] | None) -> list[str]:
+    def describe(c: dict[str, Any] | None) -> str:
+        if not c or c.get("waited") is None:
+            return "not measured"
+        if c.get("catchup") is not None:
+            caught = f"caught up **{c['catchup']:.0f} s** after the import ended"
+        else:
+            caught = f"**not** caught up after {c['waited']:.0f} s ({c['left']} still pending)"
+        return (
+            f"{c['n']} memories imported at {c['rate']:.0f}/s; enrichment {caught}; "
+            f"{c['searches']} sequential searches meanwhile, p50 {c['search_p50']:.0f} ms, "
+            f"p95 {c['search_p95']:.0f} ms"
+        )
+
+    if not result.get("catchup"):
+        return []
+    lines = ["", "## Enrichment after an import", ""]
+    if before:
+        lines.append(f"* before: {describe(before.get('catchup'))}")
+        lines.append(f"* after: {describe(result.get('catchup'))}")
+    else:
+        lines.append(f"* {describe(result.get('catchup'))}")
+    return lines
+
+
+def model_share(result: dict[str, Any], label: str) -> str:
+    """The embedding process's share of the CPU seconds all processes spent in a phase: the
+    ratio to the model's limit this phase would reach on a machine of its own (where the
+    CPU is the bottleneck), whatever else shares the machine meanwhile."""
+    cpu = result.get("cpu", {}).get(label)
+    if not cpu or not sum(cpu.values()):
+        return ""
+    return f"{cpu.get('embedding', 0.0) / sum(cpu.values()):.2f}"
+
+
+Row5 = tuple[str, str, float, float, str, str]
+
+
+def rows_for(result: dict[str, Any]) -> list[Row5]:
+    rows: list[Row5] = []
+    for name, res in result["shapes"].items():
+        limit = res["limit"]
+        rows.append((name, f"model alone ({res['chars']:.0f} chars avg)", limit, 1.0, "", "1.00"))
+        for key, what, label in (("import", "REST import", "import"), ("cli", "`exo import`",
+                                 "exo import")):  # fmt: skip
+            if key in res:
+                r = res[key]
+                share = model_share(result, f"{name}/{label}")
+                rows.append((name, what, r["rate"], r["rate"] / limit, "", share))
+        for key in sorted((k for k in res if k.startswith("clients")), key=lambda k: int(k[7:])):
+            r = res[key]
+            rows.append(
+                (name, f"{r['clients']} clients, single stores", r["rate"], r["rate"] / limit,
+                 f"{r['p50']:.0f} / {r['p95']:.0f}",
+                 model_share(result, f"{name}/{r['clients']} clients"))
+            )  # fmt: skip
+    return rows
+
+
+def table(result: dict[str, Any], before: dict[str, Any] | None) -> list[str]:
+    now = rows_for(result)
+    if before is None:
+        lines = [
+            "| texts | what | /s | wall ratio | CPU ratio | store p50 / p95 ms |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [f"| {s} | {w} | {r:.0f} | {q:.2f} | {c} | {lat} |" for s, w, r, q, lat, c in now]
+    else:
+        old = {(s, w): (r, q, lat, c) for s, w, r, q, lat, c in rows_for(before)}
+        lines = [
+            "| texts | what | before /s | wall ratio | CPU ratio | p50 / p95 ms "
+            "| after /s | wall ratio | CPU ratio | p50 / p95 ms |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for s, w, r, q, lat, c in now:
+            br, bq, blat, bc = old.get((s, w), (0.0, 0.0, "", ""))
+            lines.append(
+                f"| {s} | {w} | {br:.0f} | {bq:.2f} | {bc} | {blat} "
+                f"| {r:.0f} | {q:.2f} | {c} | {lat} |"
+            )
+    lines += [
+        "",
+        "*wall ratio*: the rate over the limit measured in the same run. *CPU ratio*: the "
+        "embedding process's share of the CPU seconds every process of the stack spent in "
+        "that phase, i.e. the ratio the phase reaches where the CPUs are the bottleneck; it "
+        "does not move with other load on the machine, where the wall ratio does.",
+    ]
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--memories", type=int, default=2000)
+    parser.add_argument("--memories", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=500)
-    parser.add_argument("--stores", type=int, default=200)
+    parser.add_argument("--cli", type=int, default=1000, help="memories for `exo import` (0: skip)")
+    parser.add_argument("--stores", type=int, default=600, help="single stores per client count")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--shapes", nargs="+", default=list(SHAPES))
+    parser.add_argument("--catchup", type=int, default=10000)
+    parser.add_argument("--catchup-limit", type=float, default=900.0)
+    parser.add_argument("--json", type=Path, help="write the raw figures here")
+    parser.add_argument("--before", type=Path, help="raw figures of a before run, to compare")
     parser.add_argument("--no-report", action="store_true")
     args = parser.parse_args()
-    result = asyncio.run(main_async(args))
-    text = report(args, result)
+    result = asyncio.run(measure(args))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, default=str))
+    before = json.loads(args.before.read_text()) if args.before else None
+    text = report(args, result, before)
     print(text)
+    print(json.dumps(result["cpu"], indent=1))
     if not args.no_report:
         REPORT.parent.mkdir(parents=True, exist_ok=True)
         REPORT.write_text(text)

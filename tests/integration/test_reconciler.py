@@ -170,7 +170,9 @@ async def test_on_start_the_reconciler_repairs_indexes_damaged_while_retrieval_w
         old = docs["stale_keyword"]
         await keyword.upsert([replace(old, version=old.version - 1, content="zyzzyva wombat")])
         old = docs["stale_vector"]
-        await vector.upsert([replace(old, version=old.version - 1, vector=docs["deleted"].vector)])
+        # Older than the version before the enrichment: that one the vector index holds by
+        # design (an enrichment changes keywords only; see repository.vector_versions).
+        await vector.upsert([replace(old, version=old.version - 2, vector=docs["deleted"].vector)])
         for key in ("archived", "deleted"):
             await keyword.upsert([docs[key]])
             await vector.upsert([docs[key]])

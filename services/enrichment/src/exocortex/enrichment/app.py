@@ -45,6 +45,9 @@ async def run(settings: EnrichmentSettings, stop: asyncio.Event) -> None:
             handler=events.handler(enricher.handle),
             batch_size=settings.batch_size,
             fetch_timeout=0.5,
+            # A trickle of stores is enriched in batches (one nearest-neighbour call, one
+            # transaction, one outbox batch each) rather than one memory at a time.
+            linger=settings.linger_seconds,
         )
         task = asyncio.create_task(consumer.run(stop), name="enrichment-consumer")
         log.info("enrichment ready")

@@ -24,6 +24,32 @@ async def chunk_embeddings(conn: AsyncConnection[Row], memory_id: str) -> list[b
     return [bytes(r["embedding"]) for r in await cur.fetchall()]
 
 
+async def chunk_embeddings_of(
+    conn: AsyncConnection[Row], memory_ids: list[str]
+) -> dict[str, list[bytes]]:
+    """The vectors of the chunks of each memory, in one query."""
+    cur = await conn.execute(
+        "SELECT parent_id, embedding FROM memories "
+        "WHERE parent_id = ANY(%s) AND embedding IS NOT NULL",
+        (memory_ids,),
+    )
+    out: dict[str, list[bytes]] = {}
+    for r in await cur.fetchall():
+        out.setdefault(r["parent_id"], []).append(bytes(r["embedding"]))
+    return out
+
+
+async def lock_statuses(conn: AsyncConnection[Row], memory_ids: list[str]) -> dict[str, Row]:
+    """Lock the memories' rows (in id order, so two batches cannot deadlock): version and
+    enrichment status by id (a memory that is gone is absent)."""
+    cur = await conn.execute(
+        "SELECT id, version, enrichment_status FROM memories WHERE id = ANY(%s) "
+        "ORDER BY id FOR UPDATE",
+        (sorted(memory_ids),),
+    )
+    return {r["id"]: r for r in await cur.fetchall()}
+
+
 async def lock_status(conn: AsyncConnection[Row], memory_id: str) -> Row | None:
     """Lock the memory's row: its version and enrichment status (None: it is gone)."""
     cur = await conn.execute(

@@ -1,5 +1,7 @@
-"""Enriching one memory after it is stored or its content changes: entities and their
+"""Enriching memories after they are stored or their content changes: entities and their
 relationships, links to related memories, contradiction candidates and implicit goal links.
+The memories of a batch of events are enriched together: one nearest-neighbour call per
+namespace, one transaction and one batch of outbox events.
 
 Summary memories (weekly narratives, epochs) also get temporal ``elaborates`` links to the
 memories of their window (see ``temporal``). Thresholds come from ``enrichment.*`` settings.
@@ -13,24 +15,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from exocortex.core.bus import subjects
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
-from exocortex.core.db import outbox
 from exocortex.core.db.pool import DictConnection, Pool
 from exocortex.core.domain.context import context_text
 from exocortex.core.domain.contradictions import find_contradiction
 from exocortex.core.domain.entities import extract_entities, extract_relationships
 from exocortex.core.domain.keywords import generate_keywords
 from exocortex.core.domain.vectors import Vector, from_bytes, to_bytes
-from exocortex.core.logging import get_logger
+from exocortex.core.logging import current_correlation_id, get_logger
 from exocortex.core.records import MemoryRecord
+from exocortex.core.repositories import bulk, links, memories
 from exocortex.core.repositories import context as contexts
 from exocortex.core.repositories import contradictions as contradiction_rows
-from exocortex.core.repositories import links, memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.enrichment import events, metrics, repository, temporal
 from exocortex.enrichment.model import MemoryChange
@@ -65,85 +67,131 @@ class Enricher:
             rows = await memories.get_records(
                 conn, list(dict.fromkeys(wanted)), with_embedding=True
             )
-        for row in rows.values():
-            if row.enrichment_status == "pending" and row.is_active and not row.parent_id:
-                await self.enrich(row)
+        todo = [
+            row
+            for row in rows.values()
+            if row.enrichment_status == "pending" and row.is_active and not row.parent_id
+        ]
+        if todo:
+            await self.enrich_batch(todo)
 
-    async def _vector(self, row: MemoryRecord) -> Vector | None:
-        if row.embedding is not None:
-            return from_bytes(bytes(row.embedding))
-        async with self._pool.connection() as conn:
-            chunks = [from_bytes(e) for e in await repository.chunk_embeddings(conn, row.id)]
-        # A chunked memory is represented by the mean direction of its chunks.
-        return _unit(np.mean(np.stack(chunks), axis=0).astype(np.float32)) if chunks else None
+    async def _vectors(self, rows: Sequence[MemoryRecord]) -> dict[str, Vector]:
+        """Each memory's vector; a chunked one is represented by the mean direction of its
+        chunks (read for the whole batch in one query)."""
+        out = {r.id: from_bytes(bytes(r.embedding)) for r in rows if r.embedding is not None}
+        chunked = [r.id for r in rows if r.embedding is None]
+        if chunked:
+            async with self._pool.connection() as conn:
+                by_parent = await repository.chunk_embeddings_of(conn, chunked)
+            for memory_id, vectors in by_parent.items():
+                stacked = np.stack([from_bytes(v) for v in vectors])
+                out[memory_id] = _unit(np.mean(stacked, axis=0).astype(np.float32))
+        return out
+
+    async def _neighbours(
+        self, rows: Sequence[MemoryRecord], vectors: dict[str, Vector], limits: Thresholds
+    ) -> dict[str, list[Neighbour]]:
+        """One nearest-neighbour call per namespace for the whole batch."""
+        by_namespace: dict[str, list[MemoryRecord]] = {}
+        for row in rows:
+            if row.id in vectors:
+                by_namespace.setdefault(row.namespace, []).append(row)
+        out: dict[str, list[Neighbour]] = {}
+        for namespace, group in by_namespace.items():
+            # A failure here (retrieval away) fails the batch; it is redelivered later.
+            found = await self._retrieval.nearest(
+                [vectors[r.id] for r in group],
+                namespace=namespace,
+                limit=limits.neighbours,
+                min_similarity=min(limits.relation, limits.contradiction),
+                exclude_ids=[[r.id] for r in group],
+                background=True,  # waits for searches to pause (see retrieval's priority)
+            )
+            for i, row in enumerate(group):
+                out[row.id] = _roots(found[i] if i < len(found) else [], row.id)
+        return out
 
     async def enrich(self, row: MemoryRecord) -> None:
+        await self.enrich_batch([row])
+
+    async def enrich_batch(self, rows: Sequence[MemoryRecord]) -> None:
+        """Enrich ``rows`` together: one nearest-neighbour call (per namespace), one look-up
+        of the goals (per namespace), one transaction and one batch of outbox events. Each
+        memory is still enriched only if it is pending at the version read (checked under a
+        row lock in that transaction)."""
         started = time.perf_counter()
         settings = await self._settings.get()
         limits = Thresholds.from_settings(settings)
-        entities = [
-            e for e in extract_entities(row.content) if e.confidence >= limits.entity_confidence
-        ]
-        relationships = extract_relationships(row.content, entities)
-        vector = await self._vector(row)
-        neighbours: list[Neighbour] = []
-        if vector is not None:
-            # A failure here (retrieval away) fails the batch; it is redelivered later.
-            found = await self._retrieval.nearest(
-                [vector],
-                namespace=row.namespace,
-                limit=limits.neighbours,
-                min_similarity=min(limits.relation, limits.contradiction),
-                exclude_ids=[[row.id]],
-                background=True,  # waits for searches to pause (see retrieval's priority)
-            )
-            neighbours = _roots(found[0] if found else [], row.id)
-        goals = await self._goal_matches(row, vector, limits) if vector is not None else []
-        context = await self._context(row, limits)
+        found = {
+            row.id: [
+                e for e in extract_entities(row.content) if e.confidence >= limits.entity_confidence
+            ]
+            for row in rows
+        }
+        vectors = await self._vectors(rows)
+        neighbours = await self._neighbours(rows, vectors, limits)
+        goals = await self._goal_matches_batch(rows, vectors, limits)
+        contexts_of = {row.id: await self._context(row, limits) for row in rows}
 
+        enriched: list[tuple[str, int, str]] = []
         async with self._pool.connection() as conn, conn.transaction():
-            current = await repository.lock_status(conn, row.id)
-            if (
-                current is None
-                or current["enrichment_status"] != "pending"
-                or int(current["version"]) != row.version
-            ):
-                return  # deleted, done already, or changed since: its own event follows
-            entity_ids = await repository.replace_mentions(conn, row.id, row.namespace, entities)
-            await repository.add_relationships(conn, row.id, entity_ids, relationships)
-            # Before the similarity links: for a memory that is both, "elaborates" says more,
-            # and an existing link is never overwritten.
-            hierarchy = await links.insert_missing(conn, await temporal.temporal_links(conn, row))
-            related = [n for n in neighbours if n.similarity >= limits.relation]
-            await links.insert_missing(
+            current = await repository.lock_statuses(conn, [row.id for row in rows])
+            for row in rows:
+                now = current.get(row.id)
+                if (
+                    now is None
+                    or now["enrichment_status"] != "pending"
+                    or int(now["version"]) != row.version
+                ):
+                    continue  # deleted, done already, or changed since: its own event follows
+                entities = found[row.id]
+                relationships = extract_relationships(row.content, entities)
+                entity_ids = await repository.replace_mentions(
+                    conn, row.id, row.namespace, entities
+                )
+                await repository.add_relationships(conn, row.id, entity_ids, relationships)
+                # Before the similarity links: for a memory that is both, "elaborates" says
+                # more, and an existing link is never overwritten.
+                hierarchy = await links.insert_missing(
+                    conn, await temporal.temporal_links(conn, row)
+                )
+                near = neighbours.get(row.id, [])
+                related = [n for n in near if n.similarity >= limits.relation]
+                await links.insert_missing(
+                    conn,
+                    [
+                        (row.id, n.root_id, "related", round(n.similarity, 2))
+                        for n in related[: limits.relation_limit]
+                    ],
+                )
+                contradictions = await self._contradictions(conn, row, near, limits)
+                for goal_id, similarity in goals.get(row.id, []):
+                    await repository.link_goal(conn, goal_id, row.id, round(similarity, 3))
+                await contexts.save(conn, row.id, contexts_of[row.id])
+                keywords = generate_keywords(row.content, row.tags, [e.name for e in entities])
+                version = await repository.mark_enriched(conn, row.id, keywords)
+                enriched.append((row.id, version, row.namespace))
+                log.info(
+                    "memory enriched",
+                    memory_id=row.id,
+                    entities=len(entities),
+                    links=min(len(related), limits.relation_limit),
+                    contradictions=contradictions,
+                    goals=len(goals.get(row.id, [])),
+                    elaborates=hierarchy,
+                )
+            await bulk.enqueue_events(
                 conn,
                 [
-                    (row.id, n.root_id, "related", round(n.similarity, 2))
-                    for n in related[: limits.relation_limit]
+                    (subjects.MEMORY_ENRICHED, events.enriched(*item), outbox_headers())
+                    for item in enriched
                 ],
             )
-            contradictions = await self._contradictions(conn, row, neighbours, limits)
-            for goal_id, similarity in goals:
-                await repository.link_goal(conn, goal_id, row.id, round(similarity, 3))
-            await contexts.save(conn, row.id, context)
-            keywords = generate_keywords(row.content, row.tags, [e.name for e in entities])
-            version = await repository.mark_enriched(conn, row.id, keywords)
-            await outbox.enqueue(
-                conn,
-                subjects.MEMORY_ENRICHED,
-                events.enriched(row.id, version, row.namespace),
-            )
-        metrics.ENRICHED.inc()
-        metrics.ENRICH_DURATION.observe(time.perf_counter() - started)
-        log.info(
-            "memory enriched",
-            memory_id=row.id,
-            entities=len(entities),
-            links=min(len(related), limits.relation_limit),
-            contradictions=contradictions,
-            goals=len(goals),
-            elaborates=hierarchy,
-        )
+        metrics.ENRICHED.inc(len(enriched))
+        if enriched:
+            elapsed = time.perf_counter() - started
+            for _ in enriched:
+                metrics.ENRICH_DURATION.observe(elapsed / len(enriched))
 
     async def _context(self, row: MemoryRecord, limits: Thresholds) -> bytes | None:
         """The memory's contextual vector (see ``core.domain.context``): None for a chunked or
@@ -185,15 +233,36 @@ class Enricher:
                 added += 1
         return added
 
-    async def _goal_matches(
-        self, row: MemoryRecord, vector: Vector, limits: Thresholds
-    ) -> list[tuple[str, float]]:
-        """Active goals this memory advances, by cosine to "title: description". No tags are
-        added (the seed's goal-progress tags made the memory a metadata artifact)."""
+    async def _goal_matches_batch(
+        self, rows: Sequence[MemoryRecord], vectors: dict[str, Vector], limits: Thresholds
+    ) -> dict[str, list[tuple[str, float]]]:
+        """Active goals each memory advances, by cosine to "title: description" (the goals of
+        a namespace read once for the batch). No tags are added (the seed's goal-progress
+        tags made the memory a metadata artifact)."""
+        out: dict[str, list[tuple[str, float]]] = {}
+        by_namespace: dict[str, list[MemoryRecord]] = {}
+        for row in rows:
+            if row.id in vectors:
+                by_namespace.setdefault(row.namespace, []).append(row)
+        for namespace, group in by_namespace.items():
+            goals = await self._goals(namespace)
+            if not goals:
+                continue
+            units = [_unit(from_bytes(bytes(g["embedding"]))) for g in goals]
+            for row in group:
+                unit = _unit(vectors[row.id])
+                matches = []
+                for goal, goal_unit in zip(goals, units, strict=True):
+                    similarity = float(np.dot(unit, goal_unit))
+                    if similarity >= limits.goal:
+                        matches.append((goal["id"], similarity))
+                out[row.id] = matches
+        return out
+
+    async def _goals(self, namespace: str) -> list[dict[str, Any]]:
+        """The namespace's active goals, each with its embedding (made and kept when missing)."""
         async with self._pool.connection() as conn:
-            goals = await repository.active_goals(conn, row.namespace)
-        if not goals:
-            return []
+            goals = await repository.active_goals(conn, namespace)
         missing = [g for g in goals if g["embedding"] is None]
         if missing:
             texts = [f"{g['title']}: {g['description'] or ''}".strip(": ") for g in missing]
@@ -204,13 +273,12 @@ class Enricher:
                         conn, goal["id"], to_bytes(goal_vector), self._embedder.fingerprint
                     )
                     goal["embedding"] = to_bytes(goal_vector)
-        unit = _unit(vector)
-        out = []
-        for goal in goals:
-            similarity = float(np.dot(unit, _unit(from_bytes(bytes(goal["embedding"])))))
-            if similarity >= limits.goal:
-                out.append((goal["id"], similarity))
-        return out
+        return goals
+
+
+def outbox_headers() -> dict[str, str]:
+    cid = current_correlation_id()
+    return {subjects.CORRELATION_HEADER: cid} if cid else {}
 
 
 def _roots(hits: list[Neighbour], own_id: str) -> list[Neighbour]:

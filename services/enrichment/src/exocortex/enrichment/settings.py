@@ -15,3 +15,7 @@ class EnrichmentSettings(GrpcServiceSettings):
         validation_alias=AliasChoices("EXO_ENRICHMENT_METRICS_PORT"),
     )
     batch_size: int = Field(default=64, validation_alias=AliasChoices("EXO_ENRICHMENT_BATCH"))
+    # After a batch that did not fill, wait this long for more events to enrich together.
+    linger_seconds: float = Field(
+        default=0.1, validation_alias=AliasChoices("EXO_ENRICHMENT_LINGER_SECONDS")
+    )

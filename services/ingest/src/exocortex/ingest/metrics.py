@@ -23,3 +23,8 @@ DEDUP_OVERFLOWS = Counter(
     "Near duplicates stored as memories of their own because their match had no room for "
     "another variant",
 )
+GROUP_SIZE = Histogram(
+    "exo_ingest_store_group_size",
+    "Single stores committed together in one transaction (group commit)",
+    buckets=(1, 2, 4, 8, 16, 32, 64),
+)

@@ -16,11 +16,28 @@ from exocortex.core.repositories.memories import NewMemory
 Row = dict[str, Any]
 
 
-async def insert_memories(conn: AsyncConnection[Row], items: Sequence[NewMemory]) -> None:
+# The columns of ``memories.SELECT_MEMORY`` a new row has in the table itself (the rest: no
+# accesses yet, and its tags, are known without asking).
+_RETURNING = """
+    RETURNING id, namespace, content, content_type, source, source_uri, importance, valence,
+        is_active, is_metadata, parent_id, chunk_index, consolidated_into, superseded_by,
+        content_hash, keywords, embedding_model, useful_count, expires_at, provider, model_id,
+        model_name, agent, session_id, conversation_id, metadata, enrichment_status,
+        created_at, updated_at, version
+"""
+
+
+async def insert_memories(
+    conn: AsyncConnection[Row], items: Sequence[NewMemory], *, returning: bool = False
+) -> dict[str, Row]:
     """Insert rows (version 1) and tags with ``executemany``; the caller owns the transaction
-    and must insert parents before their chunks (the order of ``items`` is kept)."""
+    and must insert parents before their chunks (the order of ``items`` is kept).
+
+    With ``returning``, the rows as inserted, by id, in the shape of ``memories.get`` (no
+    re-read: the statement returns them)."""
     if not items:
-        return
+        return {}
+    inserted: dict[str, Row] = {}
     async with conn.cursor() as cur:
         await cur.executemany(
             """
@@ -30,7 +47,8 @@ async def insert_memories(conn: AsyncConnection[Row], items: Sequence[NewMemory]
                 model_name, agent, session_id, conversation_id, metadata, enrichment_status)
             VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
                 %s, %s, %s, %s, %s, %s, %s, %s)
-            """,
+            """
+            + (_RETURNING if returning else ""),
             [
                 (
                     m.id,
@@ -56,13 +74,25 @@ async def insert_memories(conn: AsyncConnection[Row], items: Sequence[NewMemory]
                 )
                 for m in items
             ],
+            returning=returning,
         )
+        if returning:
+            tags_of = {m.id: sorted(set(m.tags)) for m in items}
+            while True:
+                row = await cur.fetchone()
+                if row is not None:
+                    row = dict(row)
+                    row.update(access_count=0, last_accessed_at=None, tags=tags_of[row["id"]])
+                    inserted[row["id"]] = row
+                if not cur.nextset():
+                    break
         tags = [(m.id, tag) for m in items for tag in m.tags]
         if tags:
             await cur.executemany(
                 "INSERT INTO memory_tags (memory_id, tag) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                 tags,
             )
+    return inserted
 
 
 async def enqueue_events(

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 from exocortex.core.domain.digest import digest_transcript
 from exocortex.core.domain.markdown import split_sections
@@ -29,6 +31,27 @@ from exocortex.ingest.store.service import StoreService
 from exocortex.ingest.update.service import UpdateService
 
 log = get_logger(__name__)
+T = TypeVar("T")
+
+# Stores of one document (or digest) in flight at once.
+PARALLEL_STORES = 16
+
+
+async def _bounded(stores: list[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run ``stores`` with at most PARALLEL_STORES at a time; results in order. The first
+    failure is raised once the others have finished (none is left running)."""
+    gate = asyncio.Semaphore(PARALLEL_STORES)
+
+    async def one(store: Coroutine[Any, Any, T]) -> T:
+        async with gate:
+            return await store
+
+    outcomes = await asyncio.gather(*(one(s) for s in stores), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return outcomes  # type: ignore[return-value]
+
 
 # A session digest's takeaways, each stored on its own: their tag and importance (the original's).
 SESSION_FACT_TAG = "session-fact"
@@ -78,24 +101,34 @@ class FileIngest:
             if row["content_hash"] not in kept or kept[row["content_hash"]] != row["id"]:
                 await self._updates.set_active(row["id"], False)
                 outcome.replaced += 1
+        new: list[str] = []
         for digest, section in wanted.items():
             if digest in kept:
                 outcome.unchanged += 1
                 outcome.memory_ids.append(kept[digest])
-                continue
-            result = await self._ingest.store(
-                MemoryInput(
-                    content=section,
-                    namespace=namespace,
-                    tags=req.tags,
-                    content_type=req.content_type if req.content_type is not None else "note",
-                    source="import",
-                    source_uri=uri,
-                    importance=req.importance,
+            else:
+                new.append(section)
+        # The new sections are stored side by side: their embeddings share model calls and
+        # their rows share commits (see store.group), each still a store of its own (dedup,
+        # privacy, events as for one store). In the document's order in the reply.
+        results = await _bounded(
+            [
+                self._ingest.store(
+                    MemoryInput(
+                        content=section,
+                        namespace=namespace,
+                        tags=req.tags,
+                        content_type=req.content_type if req.content_type is not None else "note",
+                        source="import",
+                        source_uri=uri,
+                        importance=req.importance,
+                    )
                 )
-            )
-            outcome.stored += 1
-            outcome.memory_ids.append(result.memory.id)
+                for section in new
+            ]
+        )
+        outcome.stored += len(results)
+        outcome.memory_ids.extend(result.memory.id for result in results)
         log.info("markdown ingested", sections=outcome.sections, stored=outcome.stored)
         return outcome
 
@@ -139,22 +172,26 @@ class FileIngest:
         )
         # Each takeaway is also a memory of its own, as the original stored them, so a search
         # finds the one fact instead of a whole session's summary.
-        for kind, text in digest.facts:
-            await self._ingest.store(
-                MemoryInput(
-                    content=text,
-                    namespace=req.namespace,
-                    tags=(SESSION_FACT_TAG, kind, *project_tags),
-                    content_type="text",
-                    source="digest",
-                    source_uri=source_uri or None,
-                    importance=FACT_IMPORTANCE,
-                    metadata_json=json.dumps(
-                        {"kind": SESSION_FACT_TAG, "fact": kind, "digest_id": result.memory.id}
-                    ),
-                    attribution=attribution,
+        await _bounded(
+            [
+                self._ingest.store(
+                    MemoryInput(
+                        content=text,
+                        namespace=req.namespace,
+                        tags=(SESSION_FACT_TAG, kind, *project_tags),
+                        content_type="text",
+                        source="digest",
+                        source_uri=source_uri or None,
+                        importance=FACT_IMPORTANCE,
+                        metadata_json=json.dumps(
+                            {"kind": SESSION_FACT_TAG, "fact": kind, "digest_id": result.memory.id}
+                        ),
+                        attribution=attribution,
+                    )
                 )
-            )
+                for kind, text in digest.facts
+            ]
+        )
         return DigestOutcome(
             result, digest.project or "", len(digest.actions), len(digest.files), digest.commands
         )

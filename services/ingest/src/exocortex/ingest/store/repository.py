@@ -44,6 +44,19 @@ async def transaction(pool: Pool) -> AsyncIterator[Conn]:
         raise UniqueClash(exc.diag.constraint_name) from exc
 
 
+@asynccontextmanager
+async def reading(pool: Pool) -> AsyncIterator[Conn]:
+    """A connection for read-only look-ups, in autocommit: each statement is one round trip,
+    where the pool's transactional connections add a BEGIN before it and a COMMIT after."""
+    async with pool.connection() as conn:
+        await conn.set_autocommit(True)
+        try:
+            yield conn
+        finally:
+            if not conn.closed:
+                await conn.set_autocommit(False)
+
+
 async def archive_family(conn: Conn, memory_id: str) -> None:
     """Deactivate a memory and its children (before its successor is inserted: the unique hash
     index allows one active root)."""

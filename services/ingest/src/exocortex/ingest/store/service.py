@@ -16,10 +16,12 @@ from exocortex.core.errors import ExoError
 from exocortex.core.logging import get_logger
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import bulk, memories
+from exocortex.core.repositories.memories import NewMemory
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.ingest import events, metrics
 from exocortex.ingest.store import children, merge, repository, variants
 from exocortex.ingest.store.config import WriteConfig
+from exocortex.ingest.store.group import GroupCommitter
 from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
 from exocortex.ingest.store.prepare import Prepared, prepare
 from exocortex.ingest.store.repository import UniqueClash
@@ -45,6 +47,8 @@ class StoreService:
         self._settings = settings_cache
         self.max_content_chars = max_content_chars
         self.default_attribution = default_attribution or {}
+        # New memories of concurrent stores commit together (see group).
+        self.committer = GroupCommitter(pool)
 
     async def config(self) -> WriteConfig:
         return WriteConfig.from_settings(await self._settings.get())
@@ -73,7 +77,7 @@ class StoreService:
     async def store_prepared(self, p: Prepared, config: WriteConfig) -> StoreResult:
         supersede: tuple[str, float] | None = None
         if config.hash_dedup:
-            async with self.pool.connection() as conn:
+            async with repository.reading(self.pool) as conn:
                 existing = await memories.find_active_root_by_hash(
                     conn, p.namespace, p.content_type, p.digest
                 )
@@ -145,22 +149,13 @@ class StoreService:
         the same transaction when given."""
         rows = build_rows(p, vectors, model=self.embedder.fingerprint, dim=self.embedder.dimensions)
         try:
-            async with repository.transaction(self.pool) as conn:
-                if supersede is not None:
-                    # Deactivate first: the unique hash index allows one active root.
-                    await repository.archive_family(conn, supersede[0])
-                await bulk.insert_memories(conn, rows)
-                row = await memories.get(conn, rows[0].id)
-                assert row is not None
-                await events.emit(conn, row, "stored", [r.id for r in rows[1:]])
-                if supersede is not None:
-                    await repository.set_superseded_by(conn, supersede[0], row["id"])
-                    old = await memories.get(conn, supersede[0])
-                    assert old is not None
-                    await events.emit(conn, old, "archived")
+            if supersede is None:
+                row = await self.committer.insert(rows)
+            else:
+                row = await self._create_superseding(rows, supersede)
         except UniqueClash:
             # A concurrent identical store won the race: the unique index guarantees one row.
-            async with self.pool.connection() as conn:
+            async with repository.reading(self.pool) as conn:
                 existing = await memories.find_active_root_by_hash(
                     conn, p.namespace, p.content_type, p.digest
                 )
@@ -172,6 +167,19 @@ class StoreService:
             return StoreResult(_record(row), "superseded", supersede[0], supersede[1])
         return StoreResult(_record(row), "created")
 
+    async def _create_superseding(self, rows: list[NewMemory], supersede: tuple[str, float]) -> Row:
+        """Insert ``rows`` and archive ``supersede``'s memory in one transaction."""
+        async with repository.transaction(self.pool) as conn:
+            # Deactivate first: the unique hash index allows one active root.
+            await repository.archive_family(conn, supersede[0])
+            row = (await bulk.insert_memories(conn, rows, returning=True))[rows[0].id]
+            await events.emit(conn, row, "stored", [r.id for r in rows[1:]])
+            await repository.set_superseded_by(conn, supersede[0], row["id"])
+            old = await memories.get(conn, supersede[0])
+            assert old is not None
+            await events.emit(conn, old, "archived")
+        return row
+
     async def semantic_match(
         self, p: Prepared, vector: Vector, config: WriteConfig
     ) -> tuple[Row, float] | None:
@@ -180,7 +188,7 @@ class StoreService:
         neighbours = await self.nearest([vector], p, config, limit=3)
         if not neighbours:
             return None
-        async with self.pool.connection() as conn:
+        async with repository.reading(self.pool) as conn:
             rows = await memories.get_many(conn, [n.memory_id for n in neighbours])
         for n in neighbours:
             row = rows.get(n.memory_id)

@@ -29,7 +29,7 @@ log = get_logger(__name__)
 
 
 def to_change(event: events_pb2.MemoryChanged) -> MemoryChange:
-    return MemoryChange(event.memory_id, event.version, tuple(event.chunk_ids))
+    return MemoryChange(event.memory_id, event.version, tuple(event.chunk_ids), event.change)
 
 
 class MemoryEvents:

@@ -39,6 +39,8 @@ class MemoryChange:
     memory_id: str
     version: int
     chunk_ids: tuple[str, ...] = ()
+    # The event's kind (stored, updated, enriched, ...); "" when not known.
+    change: str = ""
 
 
 def is_indexable(memory: MemoryRecord, now: datetime) -> bool:
@@ -62,6 +64,20 @@ def to_document(memory: MemoryRecord) -> IndexDocument:
         keywords=memory.keywords or "",
         vector=from_bytes(bytes(embedding)) if embedding is not None else None,
     )
+
+
+def _keywords_only(events: Sequence[MemoryChange]) -> set[str]:
+    """The memories whose only events in the batch are ``enriched`` (keywords changed)."""
+    kinds: dict[str, set[str]] = {}
+    for event in events:
+        kinds.setdefault(event.memory_id, set()).add(event.change)
+        for chunk_id in event.chunk_ids:
+            kinds.setdefault(chunk_id, set()).add("")
+    return {memory_id for memory_id, seen in kinds.items() if seen == {"enriched"}}
+
+
+async def _nothing() -> None:
+    return None
 
 
 class Projector:
@@ -91,11 +107,24 @@ class Projector:
             return
         rows = await repository.with_chunks(self._pool, list(ids))
         now = datetime.now(UTC)
+        keywords_only = _keywords_only(events)
         upserts = [to_document(r) for r in rows.values() if is_indexable(r, now)]
+        # An enrichment changes a memory's keywords only: its vector point (and its chunks,
+        # which it does not touch) are left as they are, so the point stays in the vector
+        # index's graph. Its version there stays one behind (see repository.vector_versions).
+        vector_upserts = [
+            d
+            for d in upserts
+            if d.memory_id not in keywords_only and d.parent_id not in keywords_only
+        ]
+        keyword_upserts = [d for d in upserts if d.parent_id not in keywords_only]
         removals = [i for i in ids if i not in rows or not is_indexable(rows[i], now)]
         async with self._lock:
             if upserts:
-                await asyncio.gather(self._vector.upsert(upserts), self._keyword.upsert(upserts))
+                await asyncio.gather(
+                    self._vector.upsert(vector_upserts) if vector_upserts else _nothing(),
+                    self._keyword.upsert(keyword_upserts) if keyword_upserts else _nothing(),
+                )
             if removals:
                 await asyncio.gather(self._vector.delete(removals), self._keyword.delete(removals))
             # Vector writes are searchable as soon as they are applied; keyword writes once
@@ -121,6 +150,9 @@ class Projector:
         async with self._lock:
             rows = await repository.with_vectors(self._pool, list(ids))
             held = await index.versions(ids)
+            enriched_last = (
+                await repository.enriched_last(self._pool, list(ids)) if kind == "vector" else set()
+            )
             now = datetime.now(UTC)
             repaired: dict[str, Reason] = {}
             upserts: list[IndexDocument] = []
@@ -135,7 +167,8 @@ class Projector:
                         repaired[memory_id] = "orphaned"
                     continue
                 assert row is not None
-                if have is None or have != int(row.version):
+                accepted = repository.vector_versions(int(row.version), memory_id in enriched_last)
+                if have is None or have not in accepted:
                     repaired[memory_id] = "missing" if have is None else "stale"
                     upserts.append(to_document(row))
             removals = [i for i, reason in repaired.items() if reason == "orphaned"]

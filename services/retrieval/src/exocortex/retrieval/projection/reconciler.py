@@ -82,17 +82,18 @@ class Reconciler:
         self._page_rows = page_rows
         self._repair_batch = repair_batch
 
-    async def _expected(self) -> tuple[dict[str, int], dict[str, int]]:
-        """What Postgres says each index should hold: (keyword, vector) ids with versions."""
-        keyword: dict[str, int] = {}
-        vector: dict[str, int] = {}
+    async def _expected(self) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
+        """What Postgres says each index should hold: (keyword, vector) ids with the versions
+        each may be held at."""
+        keyword: dict[str, tuple[int, ...]] = {}
+        vector: dict[str, tuple[int, ...]] = {}
         after = ""
         while True:
             rows = await repository.expected_page(self._pool, after, self._page_rows)
-            for memory_id, version, has_vector in rows:
-                keyword[memory_id] = version
+            for memory_id, version, has_vector, enriched_last in rows:
+                keyword[memory_id] = (version,)
                 if has_vector:
-                    vector[memory_id] = version
+                    vector[memory_id] = repository.vector_versions(version, enriched_last)
             if len(rows) < self._page_rows:
                 return keyword, vector
             after = rows[-1][0]
@@ -119,13 +120,13 @@ class Reconciler:
         report = ReconcileReport()
         keyword, vector = await self._expected()
         report.expected = len(keyword)
-        plan: tuple[tuple[IndexKind, dict[str, int]], ...] = (
+        plan: tuple[tuple[IndexKind, dict[str, tuple[int, ...]]], ...] = (
             ("vector", vector),
             ("keyword", keyword),
         )
         for kind, expected in plan:
             held = await self._indexes[kind].held()
-            suspects = [i for i in expected if held.get(i) != expected[i]]
+            suspects = [i for i in expected if held.get(i) not in expected[i]]
             suspects += [i for i in held if i not in expected]
             if suspects:
                 # Most suspects of a busy moment are writes in flight; once the projector has

@@ -24,8 +24,12 @@ LIVE_MEMORIES_SQL = (
     "AND (expires_at IS NULL OR expires_at > now())"
 )
 
+# ``enriched_last``: the memory's last write was its enrichment (``mark_enriched`` sets both
+# times in one statement), which changes keywords only: its vector stays at the version before.
 _EXPECTED_SQL = """
-    SELECT id, version, embedding IS NOT NULL AS has_vector FROM memories
+    SELECT id, version, embedding IS NOT NULL AS has_vector,
+        (enriched_at IS NOT NULL AND enriched_at = updated_at) AS enriched_last
+    FROM memories
     WHERE is_active AND (expires_at IS NULL OR expires_at > now()) AND id > %s
     ORDER BY id LIMIT %s
 """
@@ -52,12 +56,34 @@ async def with_chunks(pool: Pool, ids: Sequence[str]) -> dict[str, MemoryRecord]
     return rows
 
 
-async def expected_page(pool: Pool, after: str, page_rows: int) -> list[tuple[str, int, bool]]:
-    """(id, version, has a vector) of the live memories after ``after``, in id order."""
+async def expected_page(
+    pool: Pool, after: str, page_rows: int
+) -> list[tuple[str, int, bool, bool]]:
+    """(id, version, has a vector, last written by its enrichment) of the live memories after
+    ``after``, in id order."""
     async with pool.connection() as conn:
         cur = await conn.execute(_EXPECTED_SQL, (after, page_rows))
         rows = await cur.fetchall()
-    return [(r["id"], int(r["version"]), bool(r["has_vector"])) for r in rows]
+    return [
+        (r["id"], int(r["version"]), bool(r["has_vector"]), bool(r["enriched_last"])) for r in rows
+    ]
+
+
+async def enriched_last(pool: Pool, ids: Sequence[str]) -> set[str]:
+    """Those of ``ids`` whose last write was their enrichment (see ``_EXPECTED_SQL``)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT id FROM memories WHERE id = ANY(%s) "
+            "AND enriched_at IS NOT NULL AND enriched_at = updated_at",
+            (list(ids),),
+        )
+        return {r["id"] for r in await cur.fetchall()}
+
+
+def vector_versions(version: int, enriched_last: bool) -> tuple[int, ...]:
+    """The versions a memory's vector point may hold: its own, or, when its last write was
+    its enrichment (keywords only, projected to the keyword index alone), the one before."""
+    return (version, version - 1) if enriched_last and version > 1 else (version,)
 
 
 async def live_memories(pool: Pool) -> int:
