@@ -121,6 +121,8 @@ def test_a_reference_database_comes_across_whole_and_a_second_run_changes_nothin
         assert lineage[old] == new
     key, value = ref.changed_setting
     assert httpx.get(f"{exo.url}/api/settings", timeout=60).json()[key] == value
+    # The one setting the user chose there, counted once (written, or changed from ours).
+    assert sum(first["sections"]["settings"].values()) == 1, first["sections"]["settings"]
     assert first["ai_settings_applied"] == []  # only with --with-api-key
     assert "ai.api_key" in json.dumps(first["left_out"])
 
@@ -177,6 +179,10 @@ def test_without_a_path_the_database_named_by_exocortex_db_path_is_imported(
     monkeypatch.setenv("EXOCORTEX_DB_PATH", str(ref.path))
     dry = exo.json("import", "-n", namespace, "--dry-run")
     assert dry["sections"]["memories"] == {"created": ref.counts["memories"]}
+    shown = exo("import", "-n", namespace, "--dry-run")
+    assert shown.exit_code == 0, shown.output
+    assert "nothing was changed" in shown.output
+    assert "would create" in shown.output
     monkeypatch.setenv("EXOCORTEX_DB_PATH", str(tmp_path / "missing.db"))
     result = exo("import", "-n", namespace)
     assert result.exit_code == 2

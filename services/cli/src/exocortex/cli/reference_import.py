@@ -140,9 +140,8 @@ class Tally:
             if "settings" in part.document:
                 settings = report.get("sections", {}).get("settings", {})
                 counts = self.counts.setdefault("settings", Counter())
-                for outcome in ("created", "updated"):
-                    if settings.get(outcome):
-                        counts[outcome] += settings[outcome]
+                if settings.get("created"):
+                    counts["created"] += settings["created"]  # the reply lists the others
                 for (section, key), item in listed.items():
                     if section == "settings":
                         outcome = item["outcome"]

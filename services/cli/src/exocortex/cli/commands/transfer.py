@@ -237,7 +237,12 @@ def _import_references(
     if as_json:
         output.emit_json(summary)
         return
-    outcomes = ("created", "already here", "merged", "updated", "skipped", "conflict")
+    # Only the outcomes that happened (and always the first), so the table stays narrow.
+    outcomes = tuple(
+        o
+        for o in ("created", "already here", "merged", "updated", "skipped", "conflict")
+        if o == "created" or tally.total(o)
+    )
     output.table(
         ["kind", *("would create" if o == "created" and dry_run else o for o in outcomes)],
         ((kind, *(counts.get(o, 0) for o in outcomes)) for kind, counts in tally.counts.items()),
