@@ -6,6 +6,7 @@ Exocortex."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -103,6 +104,39 @@ def test_regression_sets_queries_and_manages_baselines(
     assert exo("retrieval-regression", "--reset-baselines").exit_code == 0
     unknown = exo("retrieval-regression", "--compare-against", "no-such-run")
     assert unknown.exit_code == 1
+
+
+def test_regression_run_options_reach_the_job(exo: Exo, golden_queries_restored: object) -> None:
+    token = uuid.uuid4().hex
+    # Different enough not to be taken for duplicates of one another.
+    topics = ("the boiler service", "a dentist visit", "the tax return", "tyre pressure")
+    for topic in topics:
+        reply = httpx.post(
+            f"{exo.url}/api/memories",
+            json={"content": f"Probe {token}: remember {topic} next week.", "namespace": "default"},
+            timeout=60,
+        )
+        assert reply.status_code == 201, reply.text
+    report = exo.json(
+        "retrieval-regression",
+        "--run",
+        "--queries",
+        f"probe {token}",
+        "--limit",
+        "2",
+        "--no-alerts-as-memory",
+    )["run"]
+    assert report["limit"] == 2
+    assert report["alerts_as_memory"] is False
+    assert [len(r["current_ids"]) for r in report["results"]] == [2]
+    # --include-metadata is kept with golden queries set from the command line.
+    exo.json(
+        "retrieval-regression", "--set-queries", "meta probe", "--set-only", "--include-metadata"
+    )
+    stored = httpx.get(f"{exo.url}/api/settings", timeout=30).json()
+    assert json.loads(stored["retrieval_regression.queries"]) == [
+        {"query": "meta probe", "include_metadata": True}
+    ]
 
 
 def test_verify_backup_checks_a_local_file(

@@ -292,7 +292,21 @@ def retrieval_regression(
         float | None, typer.Option(help="alert above this mean rank shift (default: setting)")
     ] = None,
     fail_on_alert: Annotated[bool, typer.Option(help="exit 1 when a query drifted")] = False,
-    limit: Annotated[int, typer.Option(help="how many past runs to list")] = 10,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-l", help="results compared per query (default: setting, 10)"),
+    ] = None,
+    include_metadata: Annotated[
+        bool, typer.Option("--include-metadata", help="search metadata memories too")
+    ] = False,
+    alerts_as_memory: Annotated[
+        bool | None,
+        typer.Option(
+            "--alerts-as-memory/--no-alerts-as-memory",
+            help="store a drift alert as a memory (default: setting)",
+        ),
+    ] = None,
+    runs_listed: Annotated[int, typer.Option("--runs", help="how many past runs to list")] = 10,
     as_json: Json = False,
 ) -> None:
     """Whether search results for the golden queries drifted: the latest run, or run it now;
@@ -306,6 +320,9 @@ def retrieval_regression(
         ("compare_against", compare_against),
         ("min_overlap", min_overlap),
         ("max_rank_shift", max_rank_shift),
+        ("limit", limit),
+        ("alerts_as_memory", alerts_as_memory),
+        ("include_metadata", include_metadata or None),
     ):
         if value is not None:
             params[key] = value
@@ -327,7 +344,9 @@ def retrieval_regression(
     ran: dict[str, Any] | None = None
     with client(ctx) as api:
         if set_queries is not None:
-            golden = _pipe_list(set_queries) or []
+            golden: list[Any] = _pipe_list(set_queries) or []
+            if include_metadata:
+                golden = [{"query": q, "include_metadata": True} for q in golden]
             api.patch("/api/settings", {"retrieval_regression.queries": json.dumps(golden)})
             if not as_json:
                 output.stdout.print(f"{len(golden)} golden queries set")
@@ -340,7 +359,7 @@ def retrieval_regression(
             if ran.get("status") == "failed":
                 show_run(ran, as_json)
         latest = api.request("GET", "/api/retrieval-regression/latest", ok=(404,))
-        history = api.get("/api/retrieval-regression/runs", limit=limit)
+        history = api.get("/api/retrieval-regression/runs", limit=runs_listed)
     alerts = [r for r in (latest or {}).get("results", []) if r.get("alert")]
     if as_json:
         ran_report = (ran or {}).get("report")

@@ -219,6 +219,10 @@ class JobRunner:
             async with self._deps.pool.connection() as conn:
                 await repository.set_progress(conn, record.id, progress)
 
+        # A job reads the settings as they are when it starts, not as this process last cached
+        # them: a change made just before (exo retrieval-regression --set-queries, then its run)
+        # may still be on its way here as an announcement. One read a run is nothing to a job.
+        self._deps.settings.invalidate()
         ctx = JobContext(
             run_id=record.id,
             dry_run=record.dry_run,

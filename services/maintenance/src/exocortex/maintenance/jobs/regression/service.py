@@ -44,6 +44,10 @@ class RegressionParams(Params):
     # Over the retrieval_regression.min_overlap_at_10 / max_avg_rank_shift settings.
     min_overlap: float | None = Field(default=None, ge=0.0, le=1.0)
     max_rank_shift: float | None = Field(default=None, ge=0.0, le=1000.0)
+    # Over each query's own include_metadata, for this run.
+    include_metadata: bool | None = None
+    # Over the retrieval_regression.create_alert_memory setting, for this run.
+    alerts_as_memory: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +110,9 @@ class RegressionJob:
             limits,
             min_overlap=limits.min_overlap if params.min_overlap is None else params.min_overlap,
             max_shift=limits.max_shift if params.max_rank_shift is None else params.max_rank_shift,
+            alert_memory=(
+                limits.alert_memory if params.alerts_as_memory is None else params.alerts_as_memory
+            ),
         )
         async with ctx.deps.pool.connection() as conn:
             if params.reset_baselines or params.reset_queries is not None:
@@ -119,6 +126,10 @@ class RegressionJob:
             if params.queries is not None
             else golden_queries(settings.get("retrieval_regression.queries", "[]"))
         )
+        if params.include_metadata is not None:
+            queries = [
+                q.model_copy(update={"include_metadata": params.include_metadata}) for q in queries
+            ]
         if ctx.trigger != "api" and not limits.enabled:
             return {"dry_run": ctx.dry_run, "skipped": "retrieval_regression.enabled is false"}
         compared_run: str | None = None
@@ -194,6 +205,8 @@ class RegressionJob:
             "compared_against": compared_run,
             "min_overlap": limits.min_overlap,
             "max_rank_shift": limits.max_shift,
+            "limit": limits.limit,
+            "alerts_as_memory": limits.alert_memory,
             "alert_memory_id": alert_memory,
             "results": [_result(r) for r in rows],
         }
