@@ -11,7 +11,7 @@ import httpx
 from exocortex.core import scope
 from exocortex.core.repositories import memories
 from exocortex.retrieval.search import repository, scoring
-from exocortex.testing.rest import store
+from exocortex.testing.rest import store, wait_enriched
 
 
 async def test_rows_come_with_their_links_counted_both_ways(
@@ -29,6 +29,10 @@ async def test_rows_come_with_their_links_counted_both_ways(
     for source, target in ((hub, left), (right, hub)):
         reply = await api.post(f"/api/memories/{source}/links", json={"target_id": target})
         assert reply.status_code == 201, reply.text
+    # Enrichment rewrites each row a moment after its store: the two reads below must not
+    # straddle it.
+    for memory_id in (hub, left, right, alone):
+        await wait_enriched(api, memory_id)
     ids = [hub, left, right, alone, "01NOTAMEMORY0000000000000"]
     rows = await repository.records(stack_db, ids, scoring.GOAL_EXPLICIT, scoring.GOAL_IMPLICIT)
     plain = await memories.get_records(stack_db, ids)
