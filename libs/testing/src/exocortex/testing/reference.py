@@ -389,8 +389,9 @@ def build(path: Path, *, extra_memories: int = 0) -> Reference:
 
 def export_v1(path: Path) -> dict[str, Any]:
     """The version 1 export the reference writes of the database at ``path`` (its
-    ``exportData``: memories oldest first with their tags, no embeddings, superseded_by or
-    chunk_index; entities with their tags; settings as an object)."""
+    ``exportData``: memories oldest first with their tags and parsed metadata, no embeddings,
+    superseded_by or chunk_index; entities by name with their tags, aliases and metadata
+    parsed; settings as an object)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
@@ -401,13 +402,21 @@ def export_v1(path: Path) -> dict[str, Any]:
         for r in conn.execute("SELECT entity_id, tag FROM entity_tags"):
             entity_tags.setdefault(r["entity_id"], []).append(r["tag"])
         columns = ", ".join(V1_MEMORY_COLUMNS)
-        memories = [
-            {**dict(r), "tags": tags.get(r["id"], [])}
-            for r in conn.execute(f"SELECT {columns} FROM memories ORDER BY created_at")
-        ]
+        memories = []
+        for r in conn.execute(f"SELECT {columns} FROM memories ORDER BY created_at"):
+            # As the reference writes it: metadata parsed (left out when there is none).
+            row = {k: r[k] for k in r.keys() if k != "metadata"}  # noqa: SIM118 (a Row)
+            if r["metadata"]:
+                row["metadata"] = json.loads(r["metadata"])
+            memories.append({**row, "tags": tags.get(r["id"], [])})
         entities = [
-            {**dict(r), "tags": entity_tags.get(r["id"], [])}
-            for r in conn.execute("SELECT * FROM entities")
+            {
+                **dict(r),
+                "aliases": json.loads(r["aliases"]),
+                "metadata": json.loads(r["metadata"]),
+                "tags": entity_tags.get(r["id"], []),
+            }
+            for r in conn.execute("SELECT * FROM entities ORDER BY name")
         ]
 
         def table(name: str, drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -420,7 +429,10 @@ def export_v1(path: Path) -> dict[str, Any]:
             "memories": memories,
             "entities": entities,
             "memory_entities": table("memory_entities"),
-            "goals": table("goals", drop=("embedding",)),
+            "goals": [
+                {**g, "metadata": json.loads(g["metadata"] or "{}")}
+                for g in table("goals", drop=("embedding",))
+            ],
             "memory_links": table("memory_links"),
             "entity_relationships": table("entity_relationships"),
             "contradictions": table("contradictions"),

@@ -62,7 +62,7 @@ CONTENT_MAX = 200_000
 CONTEXT_MAX = 20_000
 # Marks a memory to embed again: it is no fingerprint of a model running here, so the restore
 # computes the vector with the current model (the reference's vectors are not carried).
-REEMBED = "reference:all-MiniLM-L6-v2"
+REEMBED = "reference:embed-again"
 SECTION_ORDER = (
     "memories",
     "entities",

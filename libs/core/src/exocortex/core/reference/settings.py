@@ -7,8 +7,10 @@ import json
 from exocortex.core.domain import setting_schema
 from exocortex.core.reference.values import Report
 
-# Settings about the reference's own install (its model, its port): never applied here.
-INSTALL_SETTINGS = frozenset({"embedding.model", "embedding.dimensions", "server.port"})
+# Settings about the reference's own install (its model, its port, its schema): never applied.
+INSTALL_SETTINGS = frozenset(
+    {"embedding.model", "embedding.dimensions", "server.port", "schema_version"}
+)
 # The reference's defaults (written into every database it opens): a value equal to its default
 # was not chosen by the user, so this version's own default is kept.
 REFERENCE_DEFAULTS: dict[str, str] = {
