@@ -231,6 +231,8 @@ def test_retype_an_entity(seeded: Seeded, open_page: OpenPage) -> None:
     form = page.get_by_role("form", name="Edit entity")
     form.get_by_label("Type").select_option("project")
     form.get_by_role("button", name="Save").click()
+    # The form closes once the gateway answered the change (the select shows "project" before).
+    expect(form).to_have_count(0)
     expect(page.locator(".card").get_by_text("project", exact=True)).to_be_visible()
     assert seeded.admin.get(f"/api/entities/{entity_id}").json()["type"] == "project"
     _assert_fits_phone(page)
