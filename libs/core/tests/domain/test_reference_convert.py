@@ -114,6 +114,9 @@ def test_settings_keep_only_choices_this_version_has(built: reference.Reference)
     for left in ("embedding.model", "server.port", "reference.only_setting", "fts_weight"):
         assert left in reasons
     assert conversion.ai_settings == {"ai.api_key": reference.API_KEY}
+    tables = {x.kind: x.reason for x in conversion.left_out}
+    assert "starts afresh" in tables["access_log"]
+    assert "no counterpart" in tables["predictions"]  # a table of a later version
     assert "ai.api_key" not in conversion.document["settings"]
 
 

@@ -118,6 +118,7 @@ CREATE TABLE retrieval_regression_runs (
   alert INTEGER, created_at TEXT
 );
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE predictions (id TEXT PRIMARY KEY, claim TEXT NOT NULL, confidence REAL NOT NULL);
 """
 FTS = """
 CREATE VIRTUAL TABLE memories_fts USING fts5(
@@ -368,8 +369,10 @@ def build(path: Path, *, extra_memories: int = 0) -> Reference:
         "server.port": "3210",
         "reference.only_setting": "1",
         "ai.api_key": API_KEY,
+        "schema_version": "6",
     }
     conn.executemany("INSERT INTO settings VALUES (?, ?)", list(settings.items()))
+    conn.execute("INSERT INTO predictions VALUES (?, ?, ?)", (str(ULID()), "It ships in May", 0.6))
     conn.commit()
     conn.close()
     ref.counts = {

@@ -54,7 +54,7 @@ from exocortex.core.reference import values as v
 from exocortex.core.reference.model import LeftOut
 from exocortex.core.reference.ordering import memory_levels
 from exocortex.core.reference.settings import settings_of
-from exocortex.core.reference.sources import ReferenceData
+from exocortex.core.reference.sources import LOGS, ReferenceData
 
 # Bounds of a restore here for text without a REST bound of its own (maintenance's restore
 # checks the same: a memory's content is ingest's default EXO_MAX_CONTENT_CHARS).
@@ -95,9 +95,12 @@ def to_export(data: ReferenceData, *, namespace: str | None = None) -> Conversio
     without it each row keeps the reference's namespace (``default`` when it has none)."""
     report = v.Report()
     for table, count in data.not_carried.items():
-        report.add(
-            table, "no counterpart here (usage logs and regression runs start afresh)", count
+        reason = (
+            "a log that starts afresh here (usage counts on each memory do come across)"
+            if table in LOGS
+            else "a table with no counterpart here"
         )
+        report.add(table, reason, count)
     memories, goal_links = _memories(data, namespace, report)
     memory_ids = {m["id"] for m in memories}
     entities = _entities(data, namespace, report)

@@ -47,13 +47,16 @@ TABLES = (
     "consolidations",
     "settings",
 )
-NOT_CARRIED = (
+# Its logs and measurements, which start afresh here. Any other table it holds (later versions
+# add some: predictions, facts, query outcomes) is reported as well, with its row count.
+LOGS = (
     "access_log",
     "co_retrievals",
     "search_misses",
     "observability_counters",
     "retrieval_regression_baselines",
     "retrieval_regression_runs",
+    "query_outcomes",
 )
 # Sections of a version 1 export document.
 V1_SECTIONS = (
@@ -148,11 +151,14 @@ def _read_sqlite(path: Path) -> ReferenceData:
                 for row in cursor
             ]
         data.settings = {str(r["key"]): str(r["value"]) for r in data.tables.pop("settings", [])}
-        for table in NOT_CARRIED:
-            if table in present:
-                count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                if count:
-                    data.not_carried[table] = int(count)
+        # Every other table but SQLite's own and the keyword index's (memories_fts*).
+        for table in sorted(present - set(TABLES)):
+            if table.startswith(("sqlite_", "memories_fts")):
+                continue
+            quoted = table.replace('"', '""')
+            count = conn.execute(f'SELECT count(*) FROM "{quoted}"').fetchone()[0]
+            if count:
+                data.not_carried[table] = int(count)
         return data
     except sqlite3.OperationalError:
         raise
