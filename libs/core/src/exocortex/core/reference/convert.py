@@ -416,6 +416,11 @@ def _goals(
             continue
         metadata = v.mapping(row.get("metadata"))
         listed = metadata.pop("milestones", None)
+        deadline = v.when(row.get("deadline"))
+        if row.get("deadline") and deadline is None:
+            # Free text there ("next week"): kept in the goal's metadata, as no date here.
+            metadata["reference_deadline"] = str(row["deadline"])
+            report.add("goals", "a deadline that is not a date (kept in metadata)")
         created = v.when(row.get("created_at"))
         goal = {
             "id": row["id"],
@@ -426,7 +431,7 @@ def _goals(
             ),
             "status": v.choice(row.get("status"), get_args(GoalStatus), "active"),
             "priority": v.choice(row.get("priority"), get_args(Priority), "medium"),
-            "deadline": v.when(row.get("deadline")),
+            "deadline": deadline,
             "metadata": metadata,
             "completed_at": v.when(row.get("completed_at")),
             "created_at": created,
@@ -437,6 +442,8 @@ def _goals(
             if not isinstance(ms, dict) or not _ulids(ms, "id") or not ms.get("title"):
                 report.add("goal_milestones", "no ULID id or no title")
                 continue
+            if ms.get("deadline") and v.when(ms["deadline"]) is None:
+                report.add("goal_milestones", "a deadline that is not a date (left out)")
             order = ms.get("order")
             milestone = {
                 "id": ms["id"],
