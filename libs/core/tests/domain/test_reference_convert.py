@@ -187,3 +187,17 @@ def test_a_file_that_is_not_sqlite_is_refused_with_its_name(tmp_path: Path) -> N
     path.write_bytes(sources.SQLITE_MAGIC + b"\x00" * 200)
     with pytest.raises(sources.ReferenceError, match=r"broken\.db"):
         sources.read_sqlite(path)
+
+
+def test_a_deadline_in_words_is_kept_in_the_goals_metadata_and_reported() -> None:
+    """The reference stores a goal's deadline as the text it was given."""
+    data = sources.ReferenceData(kind="json")
+    data.tables = {
+        "memories": [],
+        "goals": [{"id": "01JGOAL00000000000000000AA", "title": "Ship", "deadline": "next week"}],
+    }
+    conversion = convert.to_export(data)
+    goal = conversion.document["goals"][0]
+    assert "deadline" not in goal
+    assert goal["metadata"] == {"reference_deadline": "next week"}
+    assert [x.kind for x in conversion.left_out] == ["goals"]
