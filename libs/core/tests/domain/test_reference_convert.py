@@ -194,7 +194,7 @@ def test_a_deadline_in_words_is_kept_in_the_goals_metadata_and_reported() -> Non
     data = sources.ReferenceData(kind="json")
     data.tables = {
         "memories": [],
-        "goals": [{"id": "01JGOAL00000000000000000AA", "title": "Ship", "deadline": "next week"}],
+        "goals": [{"id": "01JG0A1000000000000000000A", "title": "Ship", "deadline": "next week"}],
     }
     conversion = convert.to_export(data)
     goal = conversion.document["goals"][0]
