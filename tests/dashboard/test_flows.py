@@ -4,6 +4,7 @@ a memory; and what a key may not do it cannot see."""
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from typing import Any
@@ -145,6 +146,9 @@ def test_a_read_only_key_sees_no_write_buttons(seeded: Seeded, open_page: OpenPa
         expect(page.get_by_role("button", name=name)).to_have_count(0)
     page.goto("/settings")
     expect(page.get_by_text("rrf_k")).to_be_visible()
+    # Each setting says what it does, read out with its field.
+    purge = page.locator("#setting-trash\\.auto_purge_days")
+    expect(purge).to_have_accessible_description(re.compile("deleted for good"))
     expect(page.get_by_role("button", name="Save")).to_have_count(0)
     expect(page.get_by_role("button", name="Download JSON export")).to_be_visible()
     for name in ("Re-embed", "Preview import", "Apply import"):

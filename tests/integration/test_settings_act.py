@@ -43,6 +43,12 @@ async def test_a_removed_setting_is_refused_with_the_reason(
     assert key not in schema
 
 
+async def test_the_schema_says_what_each_setting_does(api: httpx.AsyncClient) -> None:
+    schema = (await api.get("/api/settings/schema")).json()
+    assert all(spec["help"].strip() for spec in schema.values())
+    assert "deleted for good" in schema["trash.auto_purge_days"]["help"]
+
+
 async def test_backup_max_count_is_a_setting(api: httpx.AsyncClient) -> None:
     assert (await api.get("/api/settings")).json()["backup.max_count"] == "7"
     bad = await api.patch("/api/settings", json={"backup.max_count": "0"})

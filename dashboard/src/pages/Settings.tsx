@@ -98,13 +98,14 @@ function SettingsForm({
 
 function SettingField({ name, spec, value, dirty, onChange }: { name: string; spec: Spec; value: string; dirty: boolean; onChange: (v: string) => void }) {
   const id = `setting-${name}`;
+  const helpId = `${id}-help`;
   const label = name.split(".").slice(1).join(".") || name;
   let input;
   if (spec.kind === "boolean") {
-    input = <input id={id} type="checkbox" checked={value === "true"} onChange={(e) => onChange(e.target.checked ? "true" : "false")} />;
+    input = <input id={id} aria-describedby={helpId} type="checkbox" checked={value === "true"} onChange={(e) => onChange(e.target.checked ? "true" : "false")} />;
   } else if (spec.kind === "choice") {
     input = (
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+      <select id={id} aria-describedby={helpId} value={value} onChange={(e) => onChange(e.target.value)}>
         {(spec.choices ?? []).map((c) => (
           <option key={c} value={c}>{c || "(none)"}</option>
         ))}
@@ -113,7 +114,7 @@ function SettingField({ name, spec, value, dirty, onChange }: { name: string; sp
   } else if (spec.kind === "number" || spec.kind === "integer") {
     input = (
       <input
-        id={id}
+        id={id} aria-describedby={helpId}
         type="number"
         value={value}
         min={spec.low ?? undefined}
@@ -126,7 +127,7 @@ function SettingField({ name, spec, value, dirty, onChange }: { name: string; sp
     // The gateway only ever sends a secret masked; an untouched field sends nothing back.
     input = (
       <input
-        id={id}
+        id={id} aria-describedby={helpId}
         type="password"
         autoComplete="off"
         placeholder={value.includes(MASK) ? value : "not set"}
@@ -135,15 +136,16 @@ function SettingField({ name, spec, value, dirty, onChange }: { name: string; sp
       />
     );
   } else if (spec.kind.startsWith("json") || spec.max_chars > 300) {
-    input = <textarea id={id} rows={2} value={value} maxLength={spec.max_chars} onChange={(e) => onChange(e.target.value)} />;
+    input = <textarea id={id} aria-describedby={helpId} rows={2} value={value} maxLength={spec.max_chars} onChange={(e) => onChange(e.target.value)} />;
   } else {
-    input = <input id={id} type={spec.kind === "url" ? "url" : "text"} value={value} maxLength={spec.max_chars} onChange={(e) => onChange(e.target.value)} />;
+    input = <input id={id} aria-describedby={helpId} type={spec.kind === "url" ? "url" : "text"} value={value} maxLength={spec.max_chars} onChange={(e) => onChange(e.target.value)} />;
   }
   const range = spec.low != null || spec.high != null ? ` (${spec.low ?? "…"} to ${spec.high ?? "…"})` : "";
   return (
     <div className={dirty ? "field dirty" : "field"}>
       <label htmlFor={id}>{label}</label>
       {input}
+      <p id={helpId} className="muted help">{spec.help}</p>
       <span className="muted hint">
         {spec.kind}
         {range}

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from exocortex.core.db.settings_store import DEFAULT_SETTINGS
 from exocortex.core.domain import setting_schema
 from exocortex.core.domain.secrets import is_secret
+from exocortex.core.domain.setting_help import HELP
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
 
@@ -25,6 +26,7 @@ class SettingSpec(BaseModel):
     max_chars: int
     default: str | None = Field(description="The value a new store starts with")
     secret: bool = Field(description="Read back masked (an API key, a token)")
+    help: str = Field(description="What the setting does, for a person about to change it")
 
 
 def _bound(value: float) -> float | None:
@@ -33,7 +35,7 @@ def _bound(value: float) -> float | None:
 
 @router.get("/schema", response_model=dict[str, SettingSpec])
 async def settings_schema() -> dict[str, SettingSpec]:
-    """Every setting PATCH /api/settings accepts, with its type, range and default."""
+    """Every setting PATCH /api/settings accepts, with its type, range, default and what it does."""
     return {
         key: SettingSpec(
             kind=spec.kind,
@@ -43,6 +45,7 @@ async def settings_schema() -> dict[str, SettingSpec]:
             max_chars=spec.max_chars,
             default=DEFAULT_SETTINGS.get(key),
             secret=is_secret(key),
+            help=HELP[key],
         )
         for key, spec in sorted(setting_schema.SCHEMA.items())
     }
