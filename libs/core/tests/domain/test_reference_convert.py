@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from exocortex.core.reference import convert, ordering, sources
+from exocortex.core.reference.settings import settings_of
+from exocortex.core.reference.values import Report
 from exocortex.testing import reference
 
 
@@ -201,3 +203,11 @@ def test_a_deadline_in_words_is_kept_in_the_goals_metadata_and_reported() -> Non
     assert "deadline" not in goal
     assert goal["metadata"] == {"reference_deadline": "next week"}
     assert [x.kind for x in conversion.left_out] == ["goals"]
+
+
+def test_tag_alias_keys_come_across_and_a_bad_one_is_reported() -> None:
+    report = Report()
+    kept, _ai = settings_of({"tag_alias.k8s": "kubernetes", "tag_alias.": "nothing"}, report)
+    assert kept == {"tag_alias.k8s": "kubernetes"}
+    (refused,) = [x.reason for x in report.items()]
+    assert refused.startswith("tag_alias.: refused by this version's schema")

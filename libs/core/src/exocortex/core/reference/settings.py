@@ -53,7 +53,9 @@ def settings_of(values: dict[str, str], report: Report) -> tuple[dict[str, str],
             continue
         if key in INSTALL_SETTINGS:
             report.add("settings", f"{key}: describes the reference's own install")
-        elif key not in setting_schema.SCHEMA:
+        elif key not in setting_schema.SCHEMA and not key.startswith(
+            setting_schema.TAG_ALIAS_PREFIX
+        ):
             report.add("settings", f"{key}: not a setting of this version")
         elif _same_value(REFERENCE_DEFAULTS.get(key), value):
             report.add("settings", f"{key}: the reference's default (this version's kept)")
