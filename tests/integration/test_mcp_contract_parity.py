@@ -69,7 +69,7 @@ def test_each_flag_of_the_original_runs_its_job() -> None:
         "tune_weights": True,
     }
     plan = planned_jobs([], flags, reembed_all=False, reembed_all_limit=100)
-    assert list(plan) == ["repair", "entity-backfill", "importance", "graph", "weights"]
+    assert list(plan) == ["repair", "entity-backfill", "recalibration", "graph", "weights"]
     assert plan["repair"]["stale_model"] is False
     everything = planned_jobs(["archival"], {}, reembed_all=True, reembed_all_limit=7)
     assert list(everything) == ["archival", "repair"]
@@ -94,7 +94,12 @@ async def test_memory_maintenance_takes_the_originals_flags(mcp: Client, namespa
         reembed_all=True,
         reembed_all_limit=5,
     )
-    assert [r["job"] for r in out["runs"]] == ["entity-backfill", "importance", "graph", "repair"]
+    assert [r["job"] for r in out["runs"]] == [
+        "entity-backfill",
+        "recalibration",
+        "graph",
+        "repair",
+    ]
     for run in out["runs"]:
         assert run["status"] in ("succeeded", "running"), run
     assert len(out["checks"]) == 8

@@ -43,6 +43,7 @@ STRUCTURAL_LABELS = frozenset({"le", "quantile"})
 # Histograms of a count, not of a time or a size, with why a count is the right unit.
 COUNT_HISTOGRAMS = {
     "exo_embedding_batch_size": "texts per model call after micro-batching",
+    "exo_ingest_store_group_size": "single stores committed together in one transaction",
 }
 NON_BASE_UNITS = frozenset(
     {
