@@ -107,9 +107,21 @@ SETTINGS_TTL_SECONDS = 6.0
 @dataclass
 class Stats:
     recalls: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    # The same values again under each question's type (LoCoMo's category).
+    by_category: dict[int, dict[int, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
 
-    def add(self, k: int, value: float) -> None:
+    def add(self, k: int, value: float, category: int | None = None) -> None:
         self.recalls[k].append(value)
+        if category is not None:
+            self.by_category[category][k].append(value)
+
+    def category(self, category: int) -> Stats:
+        out = Stats()
+        for k, values in self.by_category.get(category, {}).items():
+            out.recalls[k].extend(values)
+        return out
 
     def mean(self, k: int) -> float:
         values = self.recalls[k]
@@ -124,6 +136,9 @@ class Stats:
         for part in parts:
             for k, values in part.recalls.items():
                 out.recalls[k].extend(values)
+            for cat, by_k in part.by_category.items():
+                for k, values in by_k.items():
+                    out.by_category[cat][k].extend(values)
         return out
 
 
@@ -151,6 +166,10 @@ def evidence_ids(qa: dict[str, Any]) -> set[str]:
             if part:
                 ids.add(part)
     return ids
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -213,7 +232,6 @@ async def ask(
     namespace: str,
     by_id: dict[str, set[str]],
     overall: Stats,
-    per_category: dict[int, Stats],
     search_ms: list[float],
     concurrency: int,
 ) -> None:
@@ -240,14 +258,15 @@ async def ask(
         for k in KS:
             top = set().union(*results[:k])
             value = len(wanted & top) / len(wanted) if wanted else 1.0
-            overall.add(k, value)
-            per_category[int(qa["category"])].add(k, value)
+            overall.add(k, value, int(qa["category"]))
 
     await asyncio.gather(*(one(qa) for qa in sample["qa"]))
 
 
 # Per conversation: a configuration's recall on each sample_id.
 PerSample = dict[str, Stats]
+# Order → (conversation → namespace, conversation → memory id → the dia_ids it stands for).
+Runs = dict[str, tuple[dict[str, str], dict[str, dict[str, set[str]]]]]
 
 
 async def ask_all(
@@ -268,7 +287,6 @@ async def ask_all(
             namespaces[sid],
             memory_maps[sid],
             out[sid],
-            defaultdict(Stats),
             search_ms,
             4,
         )
@@ -278,7 +296,7 @@ async def ask_all(
 async def baseline(
     client: httpx.AsyncClient,
     data: list[dict[str, Any]],
-    runs: dict[str, tuple[dict[str, str], dict[str, dict[str, set[str]]]]],
+    runs: Runs,
     patch: dict[str, str],
 ) -> dict[str, PerSample]:
     """Ask every question of every run (order → namespaces, memory maps) again with `patch`
@@ -295,7 +313,7 @@ async def baseline(
         }
         print(
             f"  search p50/p95 ms with {patch or 'the defaults'}: "
-            f"{statistics.median(search_ms):.1f}/{percentile(search_ms, 95):.1f}",
+            f"{median(search_ms):.1f}/{percentile(search_ms, 95):.1f}",
             flush=True,
         )
         return results
@@ -357,9 +375,32 @@ def split_table(results: dict[str, PerSample], tune: set[str]) -> list[str]:
     return lines
 
 
+def type_table(results: dict[str, PerSample], tune: set[str], k: int = 10) -> list[str]:
+    """One row per configuration: recall@k of each question type, on the tuning conversations
+    and on the held-out ones (the number of questions of each type in the header)."""
+    defaults = next(iter(results.values()))
+    tuned_n = Stats.merged([v for s, v in defaults.items() if s in tune])
+    held_n = Stats.merged([v for s, v in defaults.items() if s not in tune])
+    head = [
+        f"{CATEGORIES[c]} ({split.category(c).count()})"
+        for split in (tuned_n, held_n)
+        for c in CATEGORIES
+    ]
+    lines = [
+        "| | " + " | ".join(head) + " |",
+        "|---|" + "---:|" * len(head),
+    ]
+    for name, per_sample in results.items():
+        tuned = Stats.merged([v for s, v in per_sample.items() if s in tune])
+        held = Stats.merged([v for s, v in per_sample.items() if s not in tune])
+        cells = [f"{split.category(c).mean(k):.1f}" for split in (tuned, held) for c in CATEGORIES]
+        label = f"**{name}**" if name == DEFAULTS else name
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def report(
     results: dict[str, dict[str, PerSample]],
-    per_category: dict[int, Stats],
     store_ms: list[float],
     search_ms: list[float],
     settings: dict[str, str],
@@ -396,6 +437,11 @@ def report(
             "Columns: all conversations, tuned-on, held-out (recall@5/10/25 each).",
             "",
             *split_table(configs, tune),
+            "",
+            "Recall@10 by question type: tuned-on (first five columns), held-out (last five); "
+            "the number of questions in brackets.",
+            "",
+            *type_table(configs, tune),
         ]
     lines += [
         "",
@@ -407,19 +453,24 @@ def report(
             f"| {name} | " + " | ".join(f"{v:.1f}" for v in refs) + " |"
             for name, refs in REFERENCE.items()
         ),
-        "",
-        f"Per category ({ORDERS[next(iter(results))]}, defaults, all conversations):",
-        "",
-        "| category | recall@5 | recall@10 | recall@25 | questions |",
-        "|---|---:|---:|---:|---:|",
     ]
-    for cat in sorted(per_category):
-        s = per_category[cat]
-        lines.append(
-            f"| {cat} {CATEGORIES.get(cat, '')} | "
-            + " | ".join(f"{s.mean(k):.1f}" for k in KS)
-            + f" | {s.count()} |"
-        )
+    for order, configs in results.items():
+        every = Stats.merged(list(configs[next(iter(configs))].values()))
+        lines += [
+            "",
+            f"Per category ({ORDERS[order]}, defaults, all conversations):",
+            "",
+            "| category | recall@5 | recall@10 | recall@25 | questions |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for cat in CATEGORIES:
+            stats = every.category(cat)
+            if stats.count():
+                lines.append(
+                    f"| {cat} {CATEGORIES[cat]} | "
+                    + " | ".join(f"{stats.mean(k):.1f}" for k in KS)
+                    + f" | {stats.count()} |"
+                )
     lines += [
         "",
         "Latency through REST on this machine (2 cores, whole stack embedded):",
@@ -427,9 +478,9 @@ def report(
         "| | p50 ms | p95 ms | n |",
         "|---|---:|---:|---:|",
         f"| store ({concurrency} at a time) | "
-        f"{statistics.median(store_ms):.1f} | "
+        f"{median(store_ms):.1f} | "
         f"{percentile(store_ms, 95):.1f} | {len(store_ms)} |",
-        f"| search, limit 25 (4 concurrent) | {statistics.median(search_ms):.1f} | "
+        f"| search, limit 25 (4 concurrent) | {median(search_ms):.1f} | "
         f"{percentile(search_ms, 95):.1f} | {len(search_ms)} |",
         "",
         "Settings in effect (the product defaults; those chosen on LoCoMo were chosen on the "
@@ -455,6 +506,62 @@ def kept_by_hand(path: Path) -> str:
     earlier = path.read_text()
     at = earlier.find(HAND_MARKER)
     return "\n" + earlier[at:] if at >= 0 else ""
+
+
+def chosen_rows(
+    words: list[str] | None, extra: list[str], parser: argparse.ArgumentParser
+) -> dict[str, dict[str, str]]:
+    """The same-run rows to measure: the standard ones (those whose name contains one of
+    ``words``, when given) and the ``NAME=KEY=VALUE,...`` rows given on the command line."""
+    rows = {
+        name: patch
+        for name, patch in BASELINES.items()
+        if words is None or any(w.lower() in name.lower() for w in words)
+    }
+    for spec in extra:
+        name, _, settings = spec.partition("=")
+        patch: dict[str, str] = {}
+        for item in filter(None, settings.split(",")):
+            key, sep, value = item.partition("=")
+            if not sep:
+                parser.error(f"--row {spec!r}: write NAME=KEY=VALUE[,KEY=VALUE]")
+            patch[key.strip()] = value.strip()
+        rows[name.strip()] = patch
+    return rows
+
+
+def save_run(path: Path, runs: Runs) -> None:
+    """Order → conversation → its namespace and memory id → dia_ids, to search again later."""
+    path.write_text(
+        json.dumps(
+            {
+                order: {
+                    sid: {
+                        "namespace": namespaces[sid],
+                        "memories": {m: sorted(d) for m, d in maps[sid].items()},
+                    }
+                    for sid in namespaces
+                }
+                for order, (namespaces, maps) in runs.items()
+            }
+        )
+    )
+
+
+def load_run(path: Path, orders: list[str], samples: list[str]) -> Runs:
+    saved = json.loads(path.read_text())
+    runs: Runs = {}
+    for order in orders:
+        if order not in saved:
+            raise SystemExit(f"{path} holds no conversations stored {ORDERS[order]}")
+        missing = [sid for sid in samples if sid not in saved[order]]
+        if missing:
+            raise SystemExit(f"{path} does not hold {', '.join(missing)} ({ORDERS[order]})")
+        runs[order] = (
+            {sid: saved[order][sid]["namespace"] for sid in samples},
+            {sid: {m: set(d) for m, d in saved[order][sid]["memories"].items()} for sid in samples},
+        )
+    return runs
 
 
 async def main() -> None:
@@ -491,7 +598,32 @@ async def main() -> None:
     parser.add_argument("--json", type=Path, help="also write raw numbers here")
     parser.add_argument("--reuse", help="namespace prefix of an earlier run to search again")
     parser.add_argument("--no-baselines", action="store_true", help="skip the same-run baselines")
+    parser.add_argument(
+        "--rows",
+        nargs="*",
+        help="only the same-run rows whose name contains one of these words (quick iterations)",
+    )
+    parser.add_argument(
+        "--row",
+        action="append",
+        default=[],
+        metavar="NAME=KEY=VALUE[,KEY=VALUE]",
+        help="one more row: the stored data searched again with these settings patched",
+    )
+    parser.add_argument(
+        "--save-run", type=Path, help="write the stored conversations' namespaces and ids here"
+    )
+    parser.add_argument(
+        "--stored",
+        type=Path,
+        help="search the conversations an earlier run stored (its --save-run file) on the "
+        "stack at --url again instead of storing them: every row, the defaults included, is "
+        "the same stored data searched again",
+    )
     args = parser.parse_args()
+    if args.stored and not args.url:
+        parser.error("--stored searches a running stack: give its --url")
+    rows = chosen_rows(args.rows, args.row, parser)
 
     if args.data is None or not args.data.is_file():
         parser.error(f"give the LoCoMo JSON file with --data PATH or ${DATA_ENV}")
@@ -502,21 +634,24 @@ async def main() -> None:
     orders = list(ORDERS) if order_arg == "both" else [order_arg]
     tune = set(args.tune_samples)
     run_id = args.reuse or uuid.uuid4().hex[:8]
-    per_category: dict[int, Stats] = defaultdict(Stats)
     store_ms: list[float] = []
     search_ms: list[float] = []
     results: dict[str, dict[str, PerSample]] = {order: {} for order in orders}
-    runs: dict[str, tuple[dict[str, str], dict[str, dict[str, set[str]]]]] = {}
+    runs: Runs = {}
     started = time.perf_counter()
     with running_stack(args.url) as url:
         async with httpx.AsyncClient(base_url=url, timeout=120.0) as client:
+            if args.stored:
+                runs = load_run(args.stored, orders, [d["sample_id"] for d in data])
+                for order, per_sample in (await baseline(client, data, runs, {})).items():
+                    results[order][DEFAULTS] = per_sample
             # Contextual vectors are off by default; they are made here (search does not use
             # them unless a row says so) so the rows below can measure them on the same data.
             (
                 await client.patch("/api/settings", json={"enrichment.context_vectors": "true"})
             ).raise_for_status()
             await asyncio.sleep(SETTINGS_TTL_SECONDS)
-            for order in orders:
+            for order in [] if args.stored else orders:
                 namespaces: dict[str, str] = {}
                 maps: dict[str, dict[str, set[str]]] = {}
                 defaults: PerSample = {}
@@ -543,7 +678,6 @@ async def main() -> None:
                         namespaces[sid],
                         maps[sid],
                         defaults[sid],
-                        per_category if first else defaultdict(Stats),
                         search_ms if first else [],
                         4,
                     )
@@ -554,16 +688,17 @@ async def main() -> None:
                     )
                 results[order][DEFAULTS] = defaults
                 runs[order] = (namespaces, maps)
+            if args.save_run:
+                save_run(args.save_run, runs)
             settings = await settings_snapshot(client)
             if not args.no_baselines:
-                for name, patch in BASELINES.items():
+                for name, patch in rows.items():
                     for order, per_sample in (await baseline(client, data, runs, patch)).items():
                         results[order][name] = per_sample
                     print(f"baseline done: {name}", flush=True)
     elapsed = time.perf_counter() - started
     text = report(
         results,
-        per_category,
         store_ms,
         search_ms,
         settings,
@@ -580,7 +715,16 @@ async def main() -> None:
             json.dumps(
                 {
                     order: {
-                        name: {sid: {k: st.mean(k) for k in KS} for sid, st in per_sample.items()}
+                        name: {
+                            sid: {
+                                "all": {k: st.mean(k) for k in KS},
+                                **{
+                                    CATEGORIES[c]: {k: st.category(c).mean(k) for k in KS}
+                                    for c in CATEGORIES
+                                },
+                            }
+                            for sid, st in per_sample.items()
+                        }
                         for name, per_sample in configs.items()
                     }
                     for order, configs in results.items()
