@@ -25,6 +25,7 @@ from exocortex.retrieval import metrics
 from exocortex.retrieval.search import (
     bounds,
     context,
+    coverage,
     expansion,
     neighbours,
     packing,
@@ -226,6 +227,11 @@ class SearchService:
         rerank_cfg = rerank.RerankSettings.from_settings(settings)
         if rerank_cfg.enabled and len(scored) > 1:
             scored = await self._reranked(query, scored, rerank_cfg)
+        coverage_cfg = coverage.CoverageSettings.from_settings(settings)
+        if coverage_cfg.enabled and len(scored) > 1:
+            scored = await metrics.timed(
+                "coverage", coverage.diversified(self._pool, scored, near_vectors, coverage_cfg)
+            )
         page = scored[q.offset : q.offset + page_size]
         if q.max_tokens:
             page = packing.pack(page, self._cost(q.compact), q.max_tokens)
