@@ -76,6 +76,14 @@ _TOGETHER: tuple[tuple[tuple[str, ...], str], ...] = (
         ),
     ),
     (
+        ("scoring.coverage_weight", "search.coverage_similarity"),
+        (
+            "Coverage-aware ordering of the best 30 results: how much a result loses for "
+            "repeating one ranked above it (0 off), and the cosine from which it starts to "
+            "repeat it"
+        ),
+    ),
+    (
         ("search.query_expansion", "search.expansion_max_terms"),
         "Query expansion with entity aliases and tag aliases, and its size",
     ),

@@ -54,7 +54,7 @@ class CoverageSettings:
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> CoverageSettings:
         return cls(
-            weight=_float(s, "scoring.coverage_weight", DEFAULT_WEIGHT, 1.0),
+            weight=_float(s, "scoring.coverage_weight", DEFAULT_WEIGHT, 10.0),
             similarity=_float(s, "search.coverage_similarity", DEFAULT_SIMILARITY, 0.99),
         )
 
