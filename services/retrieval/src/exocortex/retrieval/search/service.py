@@ -26,6 +26,7 @@ from exocortex.retrieval.search import (
     bounds,
     context,
     coverage,
+    dated,
     expansion,
     neighbours,
     packing,
@@ -227,6 +228,7 @@ class SearchService:
         rerank_cfg = rerank.RerankSettings.from_settings(settings)
         if rerank_cfg.enabled and len(scored) > 1:
             scored = await self._reranked(query, scored, rerank_cfg)
+        scored = dated.dated_first(query, scored, dated.weight(settings))
         coverage_cfg = coverage.CoverageSettings.from_settings(settings)
         if coverage_cfg.enabled and len(scored) > 1:
             scored = await metrics.timed(
