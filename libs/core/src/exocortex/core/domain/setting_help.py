@@ -84,6 +84,13 @@ _TOGETHER: tuple[tuple[tuple[str, ...], str], ...] = (
         ),
     ),
     (
+        ("scoring.dated_weight",),
+        (
+            "When the query asks when: bonus (× the best score) for each of the best 30 results "
+            "that names a time (a date, a weekday, yesterday, last week); 0 off"
+        ),
+    ),
+    (
         ("search.query_expansion", "search.expansion_max_terms"),
         "Query expansion with entity aliases and tag aliases, and its size",
     ),

@@ -76,6 +76,7 @@ SCHEMA: dict[str, Spec] = {
     "scoring.rerank_weight": WEIGHT,
     "search.rerank_candidates": _int(0, 100),
     "scoring.coverage_weight": WEIGHT,
+    "scoring.dated_weight": WEIGHT,
     "search.coverage_similarity": Spec("number", 0, 0.99),
     "scoring.usefulness_weight": WEIGHT,
     "scoring.valence_weight": WEIGHT,
