@@ -20,6 +20,7 @@ score for a tag match; legacy mode is the seed's weighted average of raw scores 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -164,12 +165,20 @@ def tag_match(terms: Iterable[str], tags: Iterable[str]) -> bool:
     """A query word is one of a tag's words, or shares its start with one (at least four
     characters). Not any substring: "ship" is no match for "relationship", nor "new" for
     "newsletter", which would lift memories for words they do not carry."""
-    words = [(t.lower(), _TAG_WORD.split(t.lower())) for t in tags]
+    words = [_tag_words(t) for t in tags]
     return any(
-        term == tag or any(_word_match(term, w) for w in parts if w)
+        term == tag or any(_word_match(term, w) for w in parts)
         for term in terms
         for tag, parts in words
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _tag_words(tag: str) -> tuple[str, tuple[str, ...]]:
+    """A tag in lower case and its words. Kept: a search scores dozens of memories whose
+    tags come from a small vocabulary."""
+    lowered = tag.lower()
+    return lowered, tuple(w for w in _TAG_WORD.split(lowered) if w)
 
 
 def signals(
