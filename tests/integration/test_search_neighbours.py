@@ -133,7 +133,7 @@ async def test_the_neighbours_query_answers_on_its_generic_plan(
     await stack_db.execute("SET plan_cache_mode = force_generic_plan")
     try:
         for _ in range(7):  # psycopg prepares a statement on its fifth run
-            found = await repository.around(stack_db, namespace, ids[1:3], cfg)
+            found, versions = await repository.around(stack_db, namespace, ids[1:3], cfg)
         cur = await stack_db.execute(
             "SELECT generic_plans FROM pg_prepared_statements"
             " WHERE statement LIKE '%w.seed%CROSS JOIN LATERAL%'"
@@ -146,3 +146,6 @@ async def test_the_neighbours_query_answers_on_its_generic_plan(
         ids[1]: [(ids[0], 1), (ids[2], 1), (ids[3], 2)],
         ids[2]: [(ids[1], 1), (ids[3], 1), (ids[0], 2)],
     }
+    # Every seed and neighbour comes with its row's version (its stored vector is kept by it).
+    assert versions.keys() == set(ids)
+    assert all(version >= 1 for version in versions.values())

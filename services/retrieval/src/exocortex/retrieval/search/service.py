@@ -60,6 +60,7 @@ from exocortex.retrieval.search.results import (
     ScoredMemory,
     SearchOutcome,
 )
+from exocortex.retrieval.search.stored_vectors import StoredVectors
 
 log = get_logger(__name__)
 
@@ -99,6 +100,8 @@ class SearchService:
         # encoded again. About 50 KB each at 30 tokens: 2,048 of them is about 100 MB at most.
         self._tokens: LruCache[tuple[str, int], rerank.Tokens] = LruCache(2048)
         self._max_access = MaxAccess(pool)
+        # The arrival neighbours' stored vectors, by id and version (see stored_vectors).
+        self._stored_vectors = StoredVectors()
         self.listener = listener
         # Searches running and recently ended, for background work to wait on (see priority).
         self.activity = activity or SearchActivity()
@@ -334,12 +337,13 @@ class SearchService:
         """The top candidates' arrival neighbours (and their vectors, when coherence is
         asked)."""
         async with self._pool.connection() as conn:
-            found = await metrics.timed(
+            found, versions = await metrics.timed(
                 "neighbours", repository.around(conn, namespace, ids[:GRAPH_SEEDS], cfg)
             )
             if not cfg.coherence_full or not found:
                 return found, {}
-            return found, await metrics.timed("neighbour_vectors", repository.vectors(conn, found))
+            vectors = self._stored_vectors.of(conn, versions)
+            return found, await metrics.timed("neighbour_vectors", vectors)
 
     async def _score_reachable(
         self,
