@@ -7,8 +7,8 @@ memory that carries none cannot give it. With ``scoring.dated_weight`` > 0, when
 for a time (when, what date, which year, how long ago…), each of the best ``HEAD`` results that
 names a time in its text (a date, a year, a month, a weekday, yesterday, last week, ago…) gains
 the weight × the best score, and the head is ordered again. The head's scores are handed out
-again in the new order, so results stay sorted by score. A regular expression over thirty short
-texts: a few tens of microseconds.
+again in the new order, so results stay sorted by score. Only a query that asks when pays
+anything: its head's thirty texts read word by word, about 0.2 ms on two busy cores.
 """
 
 from __future__ import annotations
@@ -25,20 +25,24 @@ _ASKS_WHEN = re.compile(
     r"\b(when|what (date|day|time|year|month|week)|which (date|day|year|month|week)|how long)\b",
     re.IGNORECASE,
 )
-_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend"
-_UNITS = "morning|afternoon|evening|night|day|week|month|year|summer|winter|spring|fall|autumn"
-_TIME = re.compile(
-    r"\b(yesterday|today|tonight|tomorrow|ago"
-    rf"|(last|next|this|past|coming) ({_UNITS}|{_DAYS})|{_DAYS}"
-    r"|(19|20)\d\d|\d{1,2}(st|nd|rd|th)|\d{1,2}[/.-]\d{1,2})\b",
-    re.IGNORECASE,
+_DAYS = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend"}
 )
-# Month names with their capital ("may" is mostly the verb; "Mar" and "Dec" stand for months
-# only written so).
-_MONTH = re.compile(
-    r"\b(January|February|March|April|May|June|July|August|September|October|November"
-    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b"
+_UNITS = _DAYS | frozenset(
+    {"morning", "afternoon", "evening", "night", "day", "week", "month", "year"}
+    | {"summer", "winter", "spring", "fall", "autumn"}
 )
+_ON_THEIR_OWN = _DAYS | frozenset({"yesterday", "today", "tonight", "tomorrow", "ago"})
+_RELATIVE = frozenset({"last", "next", "this", "past", "coming"})
+# Month names with their capital ("may" is mostly the verb).
+_MONTHS = frozenset(
+    {"January", "February", "March", "April", "May", "June", "July", "August", "September"}
+    | {"October", "November", "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug"}
+    | {"Sep", "Sept", "Oct", "Nov", "Dec"}
+)
+# Words, and numbers with what may follow them in a date (ordinals, 12/03, 2024-05-07).
+_TOKEN = re.compile(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?(?:[/.-]\d+)*")
+_NUMBER_DATE = re.compile(r"(?:19|20)\d\d(?:[/.-].*)?|\d{1,2}(?:st|nd|rd|th)|\d{1,2}[/.-]\d{1,2}.*")
 
 
 def weight(s: Mapping[str, str]) -> float:
@@ -54,7 +58,21 @@ def asks_when(query: str) -> bool:
 
 
 def names_a_time(text: str) -> bool:
-    return _TIME.search(text) is not None or _MONTH.search(text) is not None
+    """A date, a year, a month, a weekday, or yesterday, last week, two days ago...: read word by
+    word (one regular expression over the whole text with these alternatives took thirty
+    times as long)."""
+    after_relative = False
+    for token in _TOKEN.findall(text):
+        if token[0].isdigit():
+            if _NUMBER_DATE.fullmatch(token):
+                return True
+            after_relative = False
+            continue
+        word = token.lower()
+        if word in _ON_THEIR_OWN or token in _MONTHS or (after_relative and word in _UNITS):
+            return True
+        after_relative = word in _RELATIVE
+    return False
 
 
 def dated_first(query: str, scored: list[ScoredMemory], weight: float) -> list[ScoredMemory]:
