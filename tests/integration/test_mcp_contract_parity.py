@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from exocortex.mcp.tools.maintenance import planned_jobs
+from exocortex.testing.wait import until_async
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -103,6 +104,79 @@ async def test_memory_maintenance_takes_the_originals_flags(mcp: Client, namespa
     for run in out["runs"]:
         assert run["status"] in ("succeeded", "running"), run
     assert len(out["checks"]) == 8
+
+
+async def test_memory_maintenance_reports_quality_friction_and_dangling_entities(
+    mcp: Client, api: httpx.AsyncClient, namespace: str
+) -> None:
+    """The original's report sections: the quality distribution, the searches that found
+    nothing (search friction) and the entities at most one active memory names."""
+    for name in ("Zanzibar Gateway", "Quokka Scheduler"):
+        made = await api.post("/api/entities", json={"name": name, "namespace": namespace})
+        assert made.status_code == 201, made.text
+    for query in ("obsidian vault sync", "Obsidian  vault SYNC"):
+        found = await api.post(
+            "/api/memories/search", json={"query": query, "namespace": namespace}
+        )
+        assert found.json()["results"] == []
+
+    async def report() -> dict[str, Any]:
+        return await _call(mcp, "memory_maintenance", run=[], namespace=namespace)
+
+    # Misses are recorded a moment after the searches that found nothing.
+    out = await until_async(
+        report,
+        what="the two misses in the search friction section",
+        accept=lambda r: (
+            [(m["query"], m["count"]) for m in r["search_friction"]] == [("obsidian vault sync", 2)]
+        ),
+    )
+    assert out["quality_distribution"]["total"] == 0
+    dangling = sorted((e["name"], e["memory_count"]) for e in out["dangling_entities"])
+    assert dangling == [("Quokka Scheduler", 0), ("Zanzibar Gateway", 0)]
+    reply: CallToolResult = await mcp.call_tool(
+        "memory_maintenance", {"run": [], "namespace": namespace}
+    )
+    text = reply.content[0].text  # type: ignore[union-attr]
+    assert "Search friction" in text
+    assert "'obsidian vault sync': 2×" in text
+    assert "Dangling entities" in text
+    assert "Zanzibar Gateway (concept)" in text
+
+
+async def test_entities_listed_by_how_many_active_memories_name_them(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    stored = await api.post(
+        "/api/memories",
+        json={
+            "content": "The billing service keeps its invoices in PostgreSQL.",
+            "namespace": namespace,
+        },
+    )
+    assert stored.status_code == 201, stored.text
+    lonely = await api.post("/api/entities", json={"name": "Heron Cache", "namespace": namespace})
+    assert lonely.status_code == 201, lonely.text
+
+    async def listed(max_memories: int) -> list[str]:
+        got = await api.get(
+            "/api/entities", params={"namespace": namespace, "max_memories": max_memories}
+        )
+        assert got.status_code == 200, got.text
+        return sorted(e["name"] for e in got.json()["results"])
+
+    everything = await until_async(
+        lambda: api.get("/api/entities", params={"namespace": namespace}),
+        what="enrichment linked the memory's entity",
+        accept=lambda r: any(e["memory_count"] == 1 for e in r.json()["results"]),
+    )
+    linked = sorted(e["name"] for e in everything.json()["results"] if e["memory_count"] == 1)
+    assert "Heron Cache" in await listed(0)
+    assert not set(linked) & set(await listed(0))
+    assert set(linked) <= set(await listed(1))
+    refused = await api.get("/api/entities", params={"max_memories": -1})
+    assert refused.status_code in (400, 422)
+    assert "max_memories" in refused.text
 
 
 async def test_memory_ping_carries_the_health_checks(mcp: Client, namespace: str) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from google.protobuf.json_format import MessageToDict
 
-from exocortex.api.limits import ID_MAX, NAMESPACE_MAX
+from exocortex.api.limits import COUNT_MAX, ID_MAX, NAMESPACE_MAX
 from exocortex.gateway import convert
 from exocortex.gateway.deps import BackendsDep
 from exocortex.proto.v1 import retrieval_pb2
@@ -55,6 +55,15 @@ async def list_entities(
         str | None, Query(max_length=200, description="Name or alias contains.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    max_memories: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=COUNT_MAX,
+            description="Only entities linked to at most this many active memories "
+            "(1: dangling, 0: orphaned).",
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     request = retrieval_pb2.ListEntitiesRequest(
         namespace=namespace or "",
@@ -66,6 +75,8 @@ async def list_entities(
         request.type = type
     if query:
         request.query = query
+    if max_memories is not None:
+        request.max_memories = max_memories
     reply: retrieval_pb2.ListEntitiesResponse = await backends.retrieval.ListEntities(
         request, timeout=backends.settings.rpc_timeout_seconds
     )

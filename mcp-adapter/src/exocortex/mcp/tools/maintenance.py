@@ -54,10 +54,38 @@ class JobResult(Out):
     error: str | None = None
 
 
+class QualityDistribution(Out):
+    avg: float
+    median: float
+    p10: float
+    p90: float
+    high_quality: int
+    low_quality: int
+    total: int
+
+
+class SearchFriction(Out):
+    query: str
+    count: int
+    avg_max_score: float
+
+
+class DanglingEntity(Out):
+    id: str
+    name: str
+    type: str
+    memory_count: int
+
+
 class MaintenanceOutput(Out):
     runs: list[JobResult]
     overall: str
     checks: list[HealthCheck]
+    quality_distribution: QualityDistribution
+    # The most asked searches that found nothing in the last FRICTION_DAYS days.
+    search_friction: list[SearchFriction]
+    # Entities that at most one active memory names: candidates to merge, or noise.
+    dangling_entities: list[DanglingEntity]
 
 
 def _summary(report: dict[str, Any] | None) -> str:
@@ -94,6 +122,10 @@ FLAG_JOBS: dict[str, tuple[JobName, dict[str, Any]]] = {
     "tune_weights": ("weights", {}),
 }
 REEMBED_ALL_LIMIT = 100
+# The report's lists, as the original gives them: the top 10 misses of the last 7 days, and 10
+# entities with at most one active memory.
+FRICTION_DAYS = 7
+REPORT_TOP = 10
 
 
 def planned_jobs(
@@ -160,11 +192,31 @@ async def memory_maintenance(
                 error=raw.get("error"),
             )
         )
-    health = await api.call("GET", "/api/maintenance/health", params={"namespace": namespace})
+    scope = {"namespace": namespace}
+    health = await api.call("GET", "/api/maintenance/health", params=scope)
+    quality = await api.call("GET", "/api/analytics/quality-distribution", params=scope)
+    misses = await api.call(
+        "GET",
+        "/api/analytics/search-misses",
+        params={**scope, "days": FRICTION_DAYS, "limit": REPORT_TOP},
+    )
+    dangling = await api.call(
+        "GET", "/api/entities", params={**scope, "max_memories": 1, "limit": REPORT_TOP}
+    )
     out = MaintenanceOutput(
         runs=runs,
         overall=health["overall"],
         checks=[HealthCheck.model_validate(c) for c in health["checks"]],
+        # REST names the fields in camelCase; the tool's output is in snake_case.
+        quality_distribution=QualityDistribution.model_validate(
+            {
+                **quality,
+                "high_quality": quality["highQuality"],
+                "low_quality": quality["lowQuality"],
+            }
+        ),
+        search_friction=[SearchFriction.model_validate(m) for m in misses],
+        dangling_entities=[DanglingEntity.model_validate(e) for e in dangling["results"]],
     )
     lines = [f"Maintenance{' (dry run)' if dry_run else ''}:"]
     for r in out.runs:
@@ -174,7 +226,24 @@ async def memory_maintenance(
     for c in out.checks:
         tip = f" → {c.suggestion}" if c.status != "ok" else ""
         lines.append(f"- {c.name}: {c.status} ({c.detail}){tip}")
+    lines.extend(_report_sections(out))
     return result("\n".join(lines), out)
+
+
+def _report_sections(out: MaintenanceOutput) -> list[str]:
+    q = out.quality_distribution
+    lines = [
+        f"Quality distribution ({q.total} active): mean {q.avg:.2f}, median {q.median:.2f}, "
+        f"p10 {q.p10:.2f}, p90 {q.p90:.2f}; {q.high_quality} at 0.5 or more, "
+        f"{q.low_quality} below 0.2",
+        f"Search friction (searches that found nothing, last {FRICTION_DAYS} days):",
+    ]
+    lines += [f"- {m.query!r}: {m.count}×" for m in out.search_friction] or ["- none"]
+    lines.append("Dangling entities (at most one active memory names them):")
+    lines += [
+        f"- {e.name} ({e.type}): {e.memory_count} memories" for e in out.dangling_entities
+    ] or ["- none"]
+    return lines
 
 
 class Cluster(Out):

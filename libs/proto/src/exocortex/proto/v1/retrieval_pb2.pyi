@@ -769,12 +769,17 @@ class ListEntitiesRequest(_message.Message):
     TAGS_FIELD_NUMBER: _builtins.int
     QUERY_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    MAX_MEMORIES_FIELD_NUMBER: _builtins.int
     namespace: _builtins.str
     namespace_set: _builtins.bool
     type: _builtins.str
     query: _builtins.str
     """Case-insensitive substring of the name or an alias."""
     limit: _builtins.int
+    max_memories: _builtins.int
+    """Only entities linked to at most this many active memories (dangling ones with 1, orphans
+    with 0).
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -786,15 +791,20 @@ class ListEntitiesRequest(_message.Message):
         tags: _abc.Iterable[_builtins.str] | None = ...,
         query: _builtins.str | None = ...,
         limit: _builtins.int = ...,
+        max_memories: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_query", b"_query", "_type", b"_type", "query", b"query", "type", b"type"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_memories", b"_max_memories", "_query", b"_query", "_type", b"_type", "max_memories", b"max_memories", "query", b"query", "type", b"type"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_query", b"_query", "_type", b"_type", "limit", b"limit", "namespace", b"namespace", "namespace_set", b"namespace_set", "query", b"query", "tags", b"tags", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_memories", b"_max_memories", "_query", b"_query", "_type", b"_type", "limit", b"limit", "max_memories", b"max_memories", "namespace", b"namespace", "namespace_set", b"namespace_set", "query", b"query", "tags", b"tags", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__max_memories: _TypeAlias = _typing.Literal["max_memories"]  # noqa: Y015
+    _WhichOneofArgType__max_memories: _TypeAlias = _typing.Literal["_max_memories", b"_max_memories"]  # noqa: Y015
     _WhichOneofReturnType__query: _TypeAlias = _typing.Literal["query"]  # noqa: Y015
     _WhichOneofArgType__query: _TypeAlias = _typing.Literal["_query", b"_query"]  # noqa: Y015
     _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
     _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_memories) -> _WhichOneofReturnType__max_memories | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__query) -> _WhichOneofReturnType__query | None: ...
     @_typing.overload

@@ -25,6 +25,7 @@ class EntityFilter:
     tags: tuple[str, ...] = ()
     query: str | None = None
     limit: int = 200
+    max_memories: int | None = None
 
 
 @dataclass
@@ -46,6 +47,8 @@ class EntityService:
             raise InvalidArgument(f"limit must be between 1 and {MAX_ENTITIES}", field="limit")
         if f.type is not None and f.type not in ENTITY_TYPES:
             raise InvalidArgument(f"type must be one of {', '.join(ENTITY_TYPES)}", field="type")
+        if f.max_memories is not None and f.max_memories < 0:
+            raise InvalidArgument("max_memories must be 0 or more", field="max_memories")
         return await entity_repository.find(
             self._pool,
             namespace=f.namespace,
@@ -53,6 +56,7 @@ class EntityService:
             tags=f.tags,
             query=f.query,
             limit=f.limit,
+            max_memories=f.max_memories,
         )
 
     async def tags(self, namespace: str | None) -> list[str]:

@@ -77,9 +77,10 @@ async def find(
     tags: Sequence[str],
     query: str | None,
     limit: int,
+    max_memories: int | None = None,
 ) -> list[EntityRecord]:
-    """Entities by name order, filtered by namespace, type, any of the tags and a name or alias
-    containing ``query``."""
+    """Entities by name order, filtered by namespace, type, any of the tags, a name or alias
+    containing ``query`` and at most ``max_memories`` active memories linked."""
     where: list[sql.Composable] = [sql.SQL("TRUE")]
     params: dict[str, Any] = {"limit": limit}
     if namespace is not None:
@@ -104,6 +105,14 @@ async def find(
             )
         )
         params["q"] = f"%{query.lower()}%"
+    if max_memories is not None:
+        where.append(
+            sql.SQL(
+                "(SELECT count(*) FROM memory_entities me JOIN memories m ON m.id = me.memory_id "
+                "WHERE me.entity_id = e.id AND m.is_active) <= %(max_memories)s"
+            )
+        )
+        params["max_memories"] = max_memories
     stmt = sql.SQL(
         "SELECT {cols} FROM entities e WHERE {where} ORDER BY lower(e.name), e.id LIMIT %(limit)s"
     ).format(cols=sql.SQL(_ENTITY_COLUMNS), where=sql.SQL(" AND ").join(where))

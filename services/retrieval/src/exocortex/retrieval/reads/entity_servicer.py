@@ -30,6 +30,7 @@ class EntityServicer(retrieval_pb2_grpc.RetrievalServicer):
                 tags=tuple(request.tags),
                 query=request.query if request.HasField("query") else None,
                 limit=request.limit or 200,
+                max_memories=request.max_memories if request.HasField("max_memories") else None,
             )
         )
         return retrieval_pb2.ListEntitiesResponse(entities=[converters.entity(r) for r in rows])
