@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
+import numpy.typing as npt
 
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.records import MemoryRecord
@@ -193,11 +194,32 @@ def coherence(found: Mapping[str, list[tuple[str, int]]], vecs: Mapping[str, Vec
     if other.sum() < 2:
         return Coherence(0.0, {})
     spread = float(sims[other].var(ddof=1))
-    per_seed = {
-        seed: _excess(sims[row][beside[row]], sims[row][other[row]], _SEED_ERRORS, spread)
-        for row, seed in enumerate(seeds)
-    }
+    per_seed = _seed_excess(seeds, sims, beside, other, spread)
     return Coherence(_excess(sims[beside], sims[other], _OVERALL_ERRORS), per_seed)
+
+
+def _seed_excess(
+    seeds: list[str],
+    sims: npt.NDArray[np.float32],
+    beside: npt.NDArray[np.bool_],
+    other: npt.NDArray[np.bool_],
+    spread: float,
+) -> dict[str, float]:
+    """``_excess`` of each seed's row (its neighbours against the other seeds' neighbours,
+    with the pooled ``spread``): the same float32 sums and means, taken with ``np.add.reduce``
+    instead of ``ndarray.mean``, whose Python wrapper cost more than the sums of a few values
+    (twenty seeds, two means each, every search)."""
+    out: dict[str, float] = {}
+    for row, seed in enumerate(seeds):
+        adjacent, others = sims[row][beside[row]], sims[row][other[row]]
+        if adjacent.size < 1 or others.size < 2:
+            out[seed] = 0.0
+            continue
+        error = math.sqrt(spread / adjacent.size + spread / others.size)
+        mean_adjacent = np.add.reduce(adjacent) / adjacent.size
+        mean_others = np.add.reduce(others) / others.size
+        out[seed] = max(0.0, float(mean_adjacent - mean_others) - _SEED_ERRORS * error)
+    return out
 
 
 @dataclass
