@@ -60,6 +60,27 @@ async def test_memory_update_clears_source_uri_and_attribution_given_as_null(
     assert cleared["importance"] == 0.7
 
 
+async def test_memory_get_says_who_archived_a_memory(
+    mcp: Client, api: httpx.AsyncClient, namespace: str
+) -> None:
+    stored = await api.post(
+        "/api/memories",
+        json={"content": "The old deploy script lived in tools/deploy.sh.", "namespace": namespace},
+    )
+    assert stored.status_code == 201, stored.text
+    memory_id = stored.json()["id"]
+    active = (await _call(mcp, "memory_get", ids=[memory_id]))["memories"][0]
+    assert active["archived_by"] is None
+    trashed = await api.post(f"/api/memories/{memory_id}/archive")
+    assert trashed.status_code == 200, trashed.text
+    reply: CallToolResult = await mcp.call_tool("memory_get", {"ids": [memory_id]})
+    assert reply.structured_content is not None
+    got = reply.structured_content["memories"][0]
+    assert got["is_active"] is False
+    assert got["archived_by"] == "person"
+    assert "ARCHIVED by person" in reply.content[0].text  # type: ignore[union-attr]
+
+
 def test_each_flag_of_the_original_runs_its_job() -> None:
     flags = {
         "reembed": True,

@@ -149,7 +149,7 @@ def memory_facts(m: Memory) -> str:
     if m.created_at:
         facts.append(f"created {m.created_at}")
     if not m.is_active:
-        facts.append("ARCHIVED")
+        facts.append(f"ARCHIVED by {m.archived_by}" if m.archived_by else "ARCHIVED")
     if m.superseded_by:
         facts.append(f"superseded by {m.superseded_by}")
     return " | ".join(facts)

@@ -26,6 +26,8 @@ class Memory(Out):
     source: str | None = None
     source_uri: str | None = None
     is_active: bool = True
+    # Who put it in the trash: "person" or "automation"; None while active.
+    archived_by: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     provider: str | None = None
     model_id: str | None = None
