@@ -59,6 +59,8 @@ _NO_BOOSTS = {
     "scoring.context_weight": "0",
     "scoring.quality_weight": "0",
     "scoring.goal_gated_weight": "0",
+    "scoring.dated_weight": "0",
+    "scoring.coverage_weight": "0",
 }
 # Same-run baselines: each signal switched off, and each index alone, through the same REST
 # search (settings patched live).
@@ -70,6 +72,11 @@ BASELINES = {
     "with contextual vectors (weight 1)": {"scoring.context_weight": "1"},
     "with contextual vectors (weight 0.5)": {"scoring.context_weight": "0.5"},
     "with late-interaction re-scoring of the top 20": {"search.rerank_candidates": "20"},
+    "with coverage-aware ordering (weight 0.2, similarity 0.5)": {
+        "scoring.coverage_weight": "0.2",
+        "search.coverage_similarity": "0.5",
+    },
+    "with when-questions lifting dated memories (weight 0.2)": {"scoring.dated_weight": "0.2"},
     "contextual vectors (weight 1) instead of arrival neighbours": {
         "scoring.neighbour_weight": "0",
         "scoring.context_weight": "1",
@@ -318,7 +325,13 @@ async def baseline(
         )
         return results
     finally:
-        restore = {k: str(before[k]) for k in patch if k in before}
+        # A key the settings table does not hold yet (a store migrated before the setting was
+        # added) goes back to the default the schema gives for it.
+        missing = [k for k in patch if k not in before]
+        schema = (await client.get("/api/settings/schema")).json() if missing else {}
+        restore = {k: str(before[k]) for k in patch if k in before} | {
+            k: str(schema[k]["default"]) for k in missing if schema.get(k, {}).get("default")
+        }
         if restore:
             (await client.patch("/api/settings", json=restore)).raise_for_status()
             await asyncio.sleep(SETTINGS_TTL_SECONDS)
