@@ -47,6 +47,7 @@ SELECT r.source_entity_id AS source_id, r.target_entity_id AS target_id,
   JOIN entities s ON s.id = r.source_entity_id
   JOIN entities t ON t.id = r.target_entity_id
  WHERE r.source_entity_id = ANY(%s) AND r.target_entity_id = ANY(%s) AND {ends}
+   AND {stated_by}
  ORDER BY r.source_entity_id, r.target_entity_id, r.relationship
 """
 
@@ -199,8 +200,14 @@ async def relationships(
 
 
 async def edges(pool: Pool, ids: Sequence[str]) -> list[GraphEdge]:
-    """The relationships between the given entities (both ends within the caller's scope)."""
-    ends, params = scope.sql_filter("s", "t")
+    """The relationships between the given entities whose entities and stating memory lie
+    within the caller's scope (as an entity's relationships are read: an edge said by a memory
+    the caller cannot see would tell what that memory says)."""
+    ends, end_params = scope.sql_filter("s", "t")
+    stated_by, memory_params = scope.sql_filter_memories("ARRAY[r.memory_id]")
     async with pool.connection() as conn, conn.cursor(row_factory=class_row(GraphEdge)) as cur:
-        await cur.execute(_EDGES_SQL.format(ends=ends), (list(ids), list(ids), *params))
+        await cur.execute(
+            _EDGES_SQL.format(ends=ends, stated_by=stated_by),
+            (list(ids), list(ids), *end_params, *memory_params),
+        )
         return await cur.fetchall()
