@@ -17,10 +17,12 @@ import pytest
 from mcp.types import TextContent
 
 from exocortex.core import scope
+from exocortex.core.db.pool import open_pool
 from exocortex.core.ids import new_id
 from exocortex.core.rpc.client import open_channel
 from exocortex.core.runtime.stack import Stack
 from exocortex.proto.v1 import ingest_pb2, ingest_pb2_grpc, maintenance_pb2, maintenance_pb2_grpc
+from exocortex.retrieval.reads import entity_repository
 from exocortex.testing.keyed import Keyed
 from exocortex.testing.rest import wait_enriched
 
@@ -289,6 +291,120 @@ async def test_a_goals_progress_does_not_count_or_show_memories_elsewhere(
     assert in_b not in mine.text
     everything = await keyed.admin.get(f"/api/goals/{goal_id}")
     assert everything.json()["progress_count"] == counts["every"] == counts["own"] + 1
+
+
+async def entity_in(keyed: Keyed, namespace: str, name: str) -> str:
+    made = await keyed.admin.post(
+        "/api/entities",
+        json={"name": f"{name}-{token()}", "type": "technology", "namespace": namespace},
+    )
+    assert made.status_code == 201, made.text
+    entity_id: str = made.json()["id"]
+    return entity_id
+
+
+async def relationship(
+    db: Db, source: str, target: str, relationship: str, stated_by: str | None
+) -> None:
+    await db.execute(
+        "INSERT INTO entity_relationships (id, source_entity_id, target_entity_id, relationship,"
+        " confidence, memory_id, context) VALUES (%s, %s, %s, %s, 0.9, %s, 'stated there')",
+        (new_id(), source, target, relationship, stated_by),
+    )
+
+
+def graph_edges(reply: Any) -> set[tuple[str, str, str]]:
+    assert reply.status_code == 200, reply.text
+    return {
+        (r["source_id"], r["target_id"], r["relationship"]) for r in reply.json()["relationships"]
+    }
+
+
+async def test_the_entity_graph_shows_no_edge_with_an_end_or_its_memory_elsewhere(
+    keyed: Keyed, exo_stack: Stack, stack_db: Db
+) -> None:
+    in_a, in_b = await pair(keyed)
+    helm, argo = await entity_in(keyed, keyed.a, "Helm"), await entity_in(keyed, keyed.a, "Argo")
+    payroll = await entity_in(keyed, keyed.b, "Payroll")
+    inside = (helm, argo, "deploys")
+    stated_elsewhere = (helm, argo, "replaces")  # both ends in a, said by b's memory
+    crossing = (helm, payroll, "pays")  # one end in b
+    await relationship(stack_db, *inside, stated_by=in_a)
+    await relationship(stack_db, *stated_elsewhere, stated_by=in_b)
+    await relationship(stack_db, *crossing, stated_by=None)
+    # Above 1,000 entities the graph is read by another statement: both are asked for.
+    for client in (keyed.rw, keyed.ro):
+        for params in ({}, {"namespace": keyed.a}, {"limit": 5000}):
+            shown = await client.get("/api/entities/graph", params=params)
+            assert payroll not in shown.text
+            edges = graph_edges(shown)
+            assert inside in edges
+            assert stated_elsewhere not in edges
+            assert crossing not in edges
+        analysed = await client.get("/api/entities/graph/analysis", params={"limit": 100})
+        assert analysed.status_code == 200, analysed.text
+        assert payroll not in analysed.text
+    everything = graph_edges(await keyed.admin.get("/api/entities/graph", params={"limit": 5000}))
+    assert {inside, stated_elsewhere, crossing} <= everything
+
+    # The SQL holds the rule itself: asked for the edges of both namespaces' entities under
+    # a's scope, the statement leaves out those with an end, or a stating memory, in b.
+    pool = await open_pool(exo_stack.database_url, max_size=1)
+    try:
+        entered = scope.caller_scope.set(frozenset({keyed.a}))
+        try:
+            scoped_edges = await entity_repository.edges(pool, [helm, argo, payroll])
+        finally:
+            scope.caller_scope.reset(entered)
+        every_edge = await entity_repository.edges(pool, [helm, argo, payroll])
+    finally:
+        await pool.close()
+    as_triples = {(e.source_id, e.target_id, e.relationship) for e in scoped_edges}
+    assert as_triples == {inside}
+    assert {(e.source_id, e.target_id, e.relationship) for e in every_edge} == {
+        inside,
+        stated_elsewhere,
+        crossing,
+    }
+
+
+def hierarchy_linked(reply: Any) -> dict[str, bool]:
+    """Each epoch's and theme's ``linked`` flag, by id."""
+    assert reply.status_code == 200, reply.text
+    linked: dict[str, bool] = {}
+    for epoch in reply.json()["epochs"]:
+        linked[epoch["id"]] = epoch["linked"]
+        for theme in epoch["themes"]:
+            linked[theme["id"]] = theme["linked"]
+    return linked
+
+
+async def test_the_hierarchy_counts_no_elaborates_link_with_an_end_elsewhere(
+    keyed: Keyed,
+) -> None:
+    in_a, in_b = await pair(keyed)
+    epoch = await store(keyed, keyed.a, f"Epoch: the mobile rewrite {token()}.", tags=["epoch"])
+    theme = await store(
+        keyed, keyed.a, f"Theme: release trains for mobile {token()}.", tags=["narrative"]
+    )
+    own_epoch = await store(
+        keyed, keyed.a, f"Epoch: the staging cluster {token()}.", tags=["epoch"]
+    )
+    for source, target in ((epoch, in_b), (in_b, theme), (own_epoch, in_a)):
+        made = await keyed.admin.post(
+            f"/api/memories/{source}/links", json={"target_id": target, "link_type": "elaborates"}
+        )
+        assert made.status_code == 201, made.text
+    for client in (keyed.rw, keyed.ro):
+        for params in ({}, {"namespace": keyed.a}):
+            linked = hierarchy_linked(await client.get("/api/hierarchy", params=params))
+            assert linked[epoch] is False  # its only link leads into b
+            assert linked[theme] is False  # its only link comes from b
+            assert linked[own_epoch] is True
+    everything = hierarchy_linked(
+        await keyed.admin.get("/api/hierarchy", params={"namespace": keyed.a})
+    )
+    assert everything[epoch] is everything[theme] is everything[own_epoch] is True
 
 
 # Over MCP: the adapter speaks to the gateway only, so one case shows the path is covered.
