@@ -6,6 +6,7 @@ fits a 390 px screen, and that no console error was logged."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,8 @@ def test_bulk_importance_then_trash_with_undo_by_keyboard_at_phone_width(
     seeded: Seeded, open_page: OpenPage
 ) -> None:
     tag = f"sitting-{uuid.uuid4().hex[:6]}"
+    # Stored first, so it is last in the list, out of the way of j and x.
+    low = _store(seeded, f"The {tag} review left the printer queue alone", tags=[tag])
     ids = [
         _store(seeded, f"The {tag} review found the cache cold on Mondays", tags=[tag]),
         _store(seeded, f"The {tag} review moved the backups to Sunday night", tags=[tag]),
@@ -135,8 +138,12 @@ def test_bulk_importance_then_trash_with_undo_by_keyboard_at_phone_width(
         assert _memory(seeded, memory_id)["importance"] == 0.85
 
     # The importance filter keeps them (kept in the URL) and drops the rest.
+    low_row = page.locator(f'[data-memory-id="{low}"]')
+    expect(low_row).to_be_visible()
+    assert _memory(seeded, low)["importance"] < 0.75
     page.get_by_label("Importance").select_option("0.75")
     expect(page).to_have_url(f"{seeded.url}/?tag={tag}&importance=0.75")
+    expect(low_row).to_have_count(0)
     for memory_id in ids:
         expect(page.locator(f'[data-memory-id="{memory_id}"]')).to_be_visible()
 
@@ -166,6 +173,7 @@ def test_trash_asked_and_refused_changes_nothing(seeded: Seeded, open_page: Open
     tag = f"keep-{uuid.uuid4().hex[:6]}"
     memory_id = _store(seeded, f"The {tag} note must survive a cancelled trash", tags=[tag])
     page, console = open_page(seeded.admin_key)
+    page.set_viewport_size(PHONE)
     page.goto(f"/?tag={tag}")
     page.get_by_label(f"Select memory {memory_id}").check()
     page.once("dialog", lambda dialog: dialog.dismiss())
@@ -175,6 +183,7 @@ def test_trash_asked_and_refused_changes_nothing(seeded: Seeded, open_page: Open
     # Escape clears the selection.
     page.locator("body").press("Escape")
     expect(page.get_by_role("region", name="Bulk actions")).to_have_count(0)
+    _assert_fits_phone(page)
     assert console.errors == []
 
 
@@ -278,6 +287,7 @@ def test_download_a_json_export(seeded: Seeded, open_page: OpenPage) -> None:
     expect(export.get_by_role("status")).to_contain_text(
         f"Exported {len(document['memories'])} memories"
     )
+    _assert_fits_phone(page)
     assert console.errors == []
 
 
@@ -341,6 +351,7 @@ def test_a_list_of_new_memories_is_previewed_then_imported(
         'memories.0: each memory needs a "content"'
     )
     expect(section.get_by_role("button", name="Apply import")).to_be_disabled()
+    _assert_fits_phone(page)
     assert console.errors == []
 
 
@@ -518,6 +529,7 @@ def test_the_memory_list_goes_on_as_it_is_scrolled(seeded: Seeded, open_page: Op
     assert total > 25, f"only {total} distinct memories were stored"
 
     page, console = open_page(seeded.admin_key)
+    page.set_viewport_size(PHONE)
     page.goto(f"/?tag={tag}")
     rows = page.locator("ul.memory-list > li")
     expect(page.get_by_text(f"{total} memories, newest first")).to_be_visible()
@@ -525,6 +537,49 @@ def test_the_memory_list_goes_on_as_it_is_scrolled(seeded: Seeded, open_page: Op
     page.get_by_role("button", name="Load more").scroll_into_view_if_needed()
     expect(rows).to_have_count(total)
     expect(page.get_by_role("button", name="Load more")).to_have_count(0)
+    _assert_fits_phone(page)
+    assert console.errors == []
+
+
+def _import_tagged(seeded: Seeded, namespace: str, tag: str) -> int:
+    """Imports one memory a topic under ``tag``; answers how many distinct ones were stored."""
+    items = [
+        {"content": f"A checklist for {topic}", "namespace": namespace, "tags": [tag]}
+        for topic in TOPICS
+    ]
+    imported = seeded.admin.post("/api/memories/import", json={"memories": items})
+    assert imported.status_code == 200, imported.text
+    # Near-duplicates would be folded into one memory: count what the list really holds.
+    listed = seeded.admin.get(
+        "/api/memories/recent", params={"namespace": namespace, "tags": tag, "limit": "100"}
+    ).json()
+    return int(listed["total"])
+
+
+def test_k_walks_back_up_the_list_and_m_loads_more(seeded: Seeded, open_page: OpenPage) -> None:
+    tag = f"keys-{uuid.uuid4().hex[:6]}"
+    # A namespace of their own, so the scrolling test's notes on the same topics are not taken
+    # for near-duplicates of these; the page looks at every namespace, narrowed by the tag.
+    total = _import_tagged(seeded, f"{seeded.namespace}-keys", tag)
+    assert total > 25, f"only {total} distinct memories were stored"
+
+    page, console = open_page(seeded.admin_key, namespace=False)
+    page.goto(f"/?tag={tag}")
+    rows = page.locator("ul.memory-list > li")
+    expect(rows).to_have_count(25)
+    links = page.locator("a.memory-content")
+    page.locator("body").press("j")
+    page.keyboard.press("j")
+    expect(links.nth(1)).to_be_focused()
+    page.keyboard.press("k")
+    expect(links.nth(0)).to_be_focused()
+    page.keyboard.press("x")  # k moved the focus: x selects the first memory, not the second
+    first_id = rows.nth(0).locator("[data-memory-id]").get_attribute("data-memory-id")
+    expect(page.get_by_label(f"Select memory {first_id}")).to_be_checked()
+    expect(page.get_by_role("region", name="Bulk actions")).to_contain_text("1 selected")
+    page.keyboard.press("m")
+    expect(rows).to_have_count(total)
+    _assert_fits_phone(page)
     assert console.errors == []
 
 
@@ -547,4 +602,107 @@ def test_a_maintenance_job_run_now_is_followed_to_its_end(
         seeded.namespace,
     )
     _assert_fits_phone(page)
+    assert console.errors == []
+
+
+def _links_of(seeded: Seeded, memory_id: str) -> list[dict[str, Any]]:
+    reply = seeded.admin.get(f"/api/memories/{memory_id}/links")
+    assert reply.status_code == 200, reply.text
+    return list(reply.json()["links"])
+
+
+def test_a_link_is_made_to_a_memory_found_by_search_then_removed_after_asking(
+    seeded: Seeded, open_page: OpenPage
+) -> None:
+    word = f"plover{uuid.uuid4().hex[:6]}"
+    source = _store(seeded, f"The {word} survey starts at the north jetty")
+    target_text = f"The {word} tide tables are kept in the boathouse drawer"
+    target = _store(seeded, target_text)
+
+    page, console = open_page(seeded.admin_key)
+    page.goto(f"/memory/{source}")
+    form = page.get_by_role("form", name="Link to another memory")
+    form.get_by_label("Find the memory to link to").fill(f"{word} tide tables boathouse")
+    form.get_by_label("Find the memory to link to").press("Enter")
+    # The memory itself is never offered as its own target.
+    form.get_by_role("radio", name=target_text).check()
+    expect(form.get_by_role("radio", name=f"The {word} survey starts")).to_have_count(0)
+    form.get_by_label("Link type").select_option("supports")
+    form.get_by_label("Strength").fill("0.8")
+    form.get_by_role("button", name="Add link").click()
+    expect(form.get_by_role("status")).to_contain_text("Linked (supports)")
+    row = page.locator(f'ul.links [data-linked-id="{target}"]')
+    expect(row).to_contain_text("supports")
+    expect(page.get_by_role("group", name="Links of this memory")).to_be_visible()
+    made = until(
+        lambda: [link for link in _links_of(seeded, source) if link["memory_id"] == target],
+        what="the new link reads back",
+        seconds=30,
+        accept=bool,
+    )
+    assert (made[0]["link_type"], made[0]["direction"]) == ("supports", "outgoing")
+    assert abs(made[0]["strength"] - 0.8) < 1e-6
+
+    _assert_fits_phone(page)
+    remove = row.get_by_role("button", name=f"Remove link to The {word} tide tables")
+    # Refused: the link stays.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    remove.click()
+    expect(row).to_be_visible()
+    assert any(link["memory_id"] == target for link in _links_of(seeded, source))
+    asked: list[str] = []
+    _accept_next_dialog(page, asked)
+    remove.click()
+    expect(row).to_have_count(0)
+    assert len(asked) == 1
+    assert "only the link goes" in asked[0]
+    until(
+        lambda: all(link["memory_id"] != target for link in _links_of(seeded, source)),
+        what="the removed link is gone",
+        seconds=30,
+    )
+    assert _memory(seeded, target)["is_active"] is True  # both memories stay
+    assert console.errors == []
+
+
+BACKUP_PASSPHRASE = "a heron backup passphrase"
+
+
+def test_a_backup_is_created_listed_and_verified(seeded: Seeded, open_page: OpenPage) -> None:
+    page, console = open_page(seeded.admin_key)
+    page.goto("/settings")
+    section = page.get_by_role("region", name="Backups")
+    section.get_by_label("Passphrase").fill(BACKUP_PASSPHRASE)
+    section.get_by_role("button", name="Create backup").click()
+    created = section.get_by_role("status").filter(has_text="Created exocortex-")
+    expect(created).to_be_visible(timeout=180_000)
+    found = re.search(r"Created (\S+\.exobak)", created.inner_text())
+    assert found is not None
+    name = found.group(1)
+    listed = seeded.admin.get("/api/backups").json()["backups"]
+    assert name in [b["name"] for b in listed]
+    row = section.locator(f'tr[data-backup="{name}"]')
+    expect(row).to_contain_text("on request")
+
+    _assert_fits_phone(page)
+    row.get_by_role("button", name="Verify").click()
+    verified = section.get_by_role("status", name=f"Verification of {name}")
+    expect(verified).to_contain_text(f"{name} verified", timeout=180_000)
+    expect(verified).to_contain_text("memories")
+
+    # Restoring asks first, saying what it does; refused, nothing starts.
+    asked: list[str] = []
+
+    def refuse(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", refuse)
+    row.get_by_role("button", name="Restore", exact=True).click()
+    expect(verified).to_be_visible()
+    assert len(asked) == 1
+    assert "cannot be undone" in asked[0]
+    expect(section.locator("[data-working]")).to_have_count(0)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1
     assert console.errors == []

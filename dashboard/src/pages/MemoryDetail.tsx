@@ -5,7 +5,7 @@ import { useAccess } from "../auth";
 import { Page, Show, Tags, when } from "../components/ui";
 import { useLoad } from "../hooks";
 import { list, record, type Brief } from "../api/shapes";
-import { RadialGraph } from "../components/RadialGraph";
+import { MemoryLinks } from "../components/MemoryLinks";
 import { WordDiff } from "../components/WordDiff";
 
 const TYPES = ["text", "note", "decision", "conversation", "summary"] as const;
@@ -14,7 +14,6 @@ export function MemoryDetail() {
   const { id = "" } = useParams();
   const { canWrite } = useAccess();
   const memory = useLoad(() => unwrap(api.GET("/api/memories/{memory_id}", { params: { path: { memory_id: id } } })), [id]);
-  const links = useLoad(() => unwrap(api.GET("/api/memories/{memory_id}/links", { params: { path: { memory_id: id } } })), [id]);
   const lineage = useLoad(
     () => unwrap(api.GET("/api/timeline", { params: { query: { mode: "lineage", memory_id: id } } })),
     [id],
@@ -85,42 +84,10 @@ export function MemoryDetail() {
           );
         }}
       </Show>
-      <h2>Links</h2>
-      <Show state={links}>
-        {(reply) =>
-          reply.links.length ? (
-            <>
-            <RadialGraph
-              label="Links of this memory"
-              center={memory.data ? short(memory.data.content) : "this memory"}
-              spokes={reply.links.map((l) => ({
-                key: `${l.direction}-${l.memory_id}-${l.link_type}`,
-                label: short(l.preview.content),
-                href: `/memory/${l.memory_id}`,
-                edge: l.link_type,
-                direction: l.direction === "outgoing" ? "outgoing" : "incoming",
-              }))}
-            />
-            <ul className="links">
-              {reply.links.map((l) => (
-                <li key={`${l.direction}-${l.memory_id}-${l.link_type}`}>
-                  <span className="tag">{l.link_type}</span> {l.direction === "outgoing" ? "→" : "←"}{" "}
-                  <Link to={`/memory/${l.memory_id}`}>{l.preview.content.slice(0, 140)}</Link>
-                  <span className="muted"> ({l.strength.toFixed(2)})</span>
-                </li>
-              ))}
-            </ul>
-            </>
-          ) : (
-            <p className="muted">No links.</p>
-          )
-        }
-      </Show>
+      <MemoryLinks memoryId={id} center={memory.data ? memory.data.content : "this memory"} />
     </Page>
   );
 }
-
-const short = (text: string) => (text.length > 40 ? `${text.slice(0, 39)}…` : text);
 
 /** The banner of a superseded memory: a link to the newer one and what it changed, word by word. */
 function Superseded({ memory, by }: { memory: Memory; by: string }) {

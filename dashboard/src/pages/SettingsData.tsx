@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { useAccess } from "../auth";
 import { JobRun, runIdOf } from "../components/JobRun";
+import { RestoreTable } from "../components/RestoreTable";
 import { Show, Stat } from "../components/ui";
+import { Backups } from "./SettingsBackups";
 import { useLoad, useNamespace } from "../hooks";
 
 type ImportItem = Schemas["ImportItem"];
@@ -12,13 +14,14 @@ type ImportResponse = Schemas["ImportResponse"];
 
 const fail = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/** The data tools under the settings: embedding health and re-embedding, export, import. */
+/** The data tools under the settings: embedding health and re-embedding, export, import, backups. */
 export function SettingsData() {
   return (
     <>
       <EmbeddingHealth />
       <Export />
       <Import />
+      <Backups />
     </>
   );
 }
@@ -239,47 +242,5 @@ function Import() {
         </p>
       )}
     </section>
-  );
-}
-
-function RestoreTable({ title, report }: { title: string; report: RestoreReport }) {
-  // Read defensively: other document formats answer with a report of their own shape.
-  const sections = Object.entries(report.sections ?? {});
-  const items = report.items ?? [];
-  return (
-    <div className="card" role="status" aria-label={title}>
-      <p>{title}</p>
-      <div className="scroll">
-        <table className="grid">
-          <thead>
-            <tr>
-              <th>Section</th>
-              <th>created</th>
-              <th>skipped</th>
-              <th>conflict</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sections.map(([name, s]) => (
-              <tr key={name} data-section={name}>
-                <td>{name}</td>
-                <td>{s.created ?? 0}</td>
-                <td>{s.skipped ?? 0}</td>
-                <td>{s.conflict ?? 0}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {items.length > 0 && (
-        <ul className="muted">
-          {items.slice(0, 10).map((i) => (
-            <li key={`${i.section}-${i.key}`}>
-              {i.section} {i.key}: {i.outcome} {i.reason}
-            </li>
-          ))}
-        </ul>
-      )}
-    </div>
   );
 }
