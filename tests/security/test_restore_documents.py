@@ -126,6 +126,27 @@ async def test_a_memory_a_live_write_would_refuse_refuses_the_whole_document(
             "goal_milestones.0.goal_id",
         ),
         (
+            "entity_relationships",
+            {
+                "id": new_id(),
+                "source_entity_id": "../../entity",
+                "target_entity_id": new_id(),
+                "relationship": "uses",
+            },
+            "entity_relationships.0.source_entity_id",
+        ),
+        (
+            "entity_relationships",
+            {
+                "id": new_id(),
+                "source_entity_id": new_id(),
+                "target_entity_id": new_id(),
+                "relationship": "uses",
+                "memory_id": "/etc/passwd",
+            },
+            "entity_relationships.0.memory_id",
+        ),
+        (
             "contradictions",
             {"id": "c1", "memory_a_id": new_id(), "memory_b_id": new_id(), "description": "x"},
             "contradictions.0.id",
