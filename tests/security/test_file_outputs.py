@@ -5,8 +5,10 @@ past every check of a write or a restore, to prove the writers hold on their own
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,11 @@ import psycopg
 import pytest_asyncio
 
 from exocortex.cli import exporters
+from exocortex.core.backup_format import crypto
+from exocortex.core.backup_format import document as backup_document
+from exocortex.core.ids import new_id
+from exocortex.core.runtime.stack import Stack
+from exocortex.maintenance.backup import files as backup_files
 
 Db = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -158,3 +165,55 @@ def test_the_cli_vault_sanitizes_every_name_from_the_document(tmp_path: Path) ->
         assert path.resolve().is_relative_to(root), path
     assert not (tmp_path / "abs.md").exists()
     assert (target / exporters.VAULT_FOLDER / "memories" / "_CON.md").is_file()
+
+
+BACKUP_PASSPHRASE = "a long enough passphrase"
+
+
+def _backup_outside(folder: Path, memory: dict[str, Any]) -> Path:
+    """A sound encrypted backup, as the service writes one, in ``folder`` (outside the
+    backups folder): read through a link, it would verify and restore."""
+    now = datetime.now(UTC)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / backup_files.new_name(now, scheduled=False)
+    with path.open("wb") as out:
+        writer = crypto.EncryptingWriter(out, BACKUP_PASSPHRASE)
+        doc = backup_document.DocumentWriter(writer.write, {"exported_at": now.isoformat()})
+        doc.batch("memories", [json.dumps(memory)])
+        doc.finish()
+        writer.close()
+    return path
+
+
+async def test_a_backup_name_linked_out_of_the_backups_folder_is_refused(
+    api: httpx.AsyncClient, exo_stack: Stack, stack_db: Db, namespace: str, tmp_path: Path
+) -> None:
+    """A caller names a backup from the list; a link in the backups folder under a backup's
+    name that leads elsewhere is not followed, to verify or to restore."""
+    memory = {
+        "id": new_id(),
+        "namespace": namespace,
+        "content": "A memory in a backup kept outside the backups folder",
+        "created_at": datetime.now(UTC).isoformat(),
+    }
+    outside = _backup_outside(tmp_path / "elsewhere", memory)
+    link = Path(exo_stack.config.data_dir) / "backups" / outside.name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside)
+    try:
+        verified = await api.post(
+            f"/api/backups/{link.name}/verify", json={"passphrase": BACKUP_PASSPHRASE}
+        )
+        assert verified.status_code == 400, verified.text
+        assert verified.json()["field"] == "name"
+        for dry_run in (True, False):
+            restored = await api.post(
+                f"/api/backups/{link.name}/restore",
+                json={"passphrase": BACKUP_PASSPHRASE, "dry_run": dry_run},
+            )
+            assert restored.status_code == 400, restored.text
+            assert restored.json()["field"] == "name"
+    finally:
+        link.unlink()  # other tests list the backups folder
+    cur = await stack_db.execute("SELECT 1 FROM memories WHERE id = %s", (memory["id"],))
+    assert await cur.fetchone() is None
