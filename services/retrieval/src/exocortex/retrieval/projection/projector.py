@@ -11,11 +11,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.vectors import from_bytes
-from exocortex.core.records import MemoryRecord
 from exocortex.indexes.base import IndexDocument, KeywordIndex, VectorIndex
 from exocortex.retrieval import metrics
 from exocortex.retrieval.projection import repository
@@ -43,11 +42,47 @@ class MemoryChange:
     change: str = ""
 
 
-def is_indexable(memory: MemoryRecord, now: datetime) -> bool:
+class Projectable(Protocol):
+    """A memory row as far as the indexes are concerned (``repository.ProjectedRow``; a full
+    ``MemoryRecord`` read with its embedding has the same fields)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def content_type(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def is_metadata(self) -> bool: ...
+    @property
+    def parent_id(self) -> str | None: ...
+    @property
+    def keywords(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def updated_at(self) -> datetime: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def embedding(self) -> bytes | None: ...
+    @property
+    def tags(self) -> list[str]: ...
+
+    def is_live(self, now: datetime) -> bool: ...
+
+
+def is_indexable(memory: Projectable, now: datetime) -> bool:
     return memory.is_live(now)
 
 
-def to_document(memory: MemoryRecord) -> IndexDocument:
+def to_document(memory: Projectable) -> IndexDocument:
     embedding = memory.embedding
     return IndexDocument(
         memory_id=memory.id,
@@ -183,7 +218,7 @@ class Projector:
     def _release_waiters(
         self,
         ids: dict[str, None],
-        rows: dict[str, MemoryRecord],
+        rows: Mapping[str, Projectable],
         events: Sequence[MemoryChange],
     ) -> dict[str, int]:
         """Mark what the batch made searchable (releasing this process's waiters at once) and

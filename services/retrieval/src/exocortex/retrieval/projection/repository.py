@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
 from psycopg.rows import class_row
 
+from exocortex.core.db.arrays import TextArray
 from exocortex.core.db.pool import Pool
-from exocortex.core.records import MemoryRecord
-from exocortex.core.repositories import memories
 
 Conn = AsyncConnection[Any]
 
@@ -35,25 +36,65 @@ _EXPECTED_SQL = """
 """
 
 
-async def with_vectors(pool: Pool, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+@dataclass(frozen=True, slots=True)
+class ProjectedRow:
+    """What the indexes hold of a memory, and what decides whether they hold it: the columns
+    an index document is made of, nothing else (no metadata, attribution or usage counts)."""
+
+    id: str
+    namespace: str
+    content: str
+    content_type: str
+    source: str
+    importance: float
+    is_active: bool
+    is_metadata: bool
+    parent_id: str | None
+    keywords: str
+    expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    version: int
+    embedding: bytes | None
+    tags: list[str] = field(default_factory=list)
+
+    def is_live(self, now: datetime) -> bool:
+        """Active and not expired: what the indexes hold and searches may answer."""
+        return self.is_active and (self.expires_at is None or self.expires_at > now)
+
+
+_PROJECTED_COLUMNS = """
+    m.id, m.namespace, m.content, m.content_type, m.source, m.importance, m.is_active,
+    m.is_metadata, m.parent_id, m.keywords, m.expires_at, m.created_at, m.updated_at,
+    m.version, m.embedding,
+    coalesce(array(select t.tag from memory_tags t where t.memory_id = m.id order by t.tag),
+             '{}'::text[]) AS tags
+"""
+_BY_ID_SQL = f"SELECT {_PROJECTED_COLUMNS} FROM memories m WHERE m.id = ANY(%s)"
+# A memory and its children (chunks and variants follow their parent's state) in one
+# statement: the planner answers it from the primary key and ix_memories_parent_id.
+_WITH_CHILDREN_SQL = f"{_BY_ID_SQL} OR m.parent_id = ANY(%s)"
+
+
+async def _projected(pool: Pool, sql: str, params: tuple[Any, ...]) -> dict[str, ProjectedRow]:
+    async with (
+        pool.connection() as conn,
+        conn.cursor(row_factory=class_row(ProjectedRow)) as cur,
+    ):
+        await cur.execute(sql, params)
+        return {row.id: row for row in await cur.fetchall()}
+
+
+async def with_vectors(pool: Pool, ids: Sequence[str]) -> dict[str, ProjectedRow]:
     """The rows (with their embedding) of ``ids`` that exist."""
-    async with pool.connection() as conn:
-        return await memories.get_records(conn, ids, with_embedding=True)
+    return await _projected(pool, _BY_ID_SQL, (TextArray(ids),))
 
 
-async def with_chunks(pool: Pool, ids: Sequence[str]) -> dict[str, MemoryRecord]:
-    """The rows of ``ids`` that exist and the chunks of any of them (chunks of the touched
-    memories follow their parent's state), with their embeddings."""
-    async with pool.connection() as conn:
-        rows = await memories.get_records(conn, ids, with_embedding=True)
-        async with conn.cursor(row_factory=class_row(MemoryRecord)) as cur:
-            await cur.execute(
-                f"{memories.SELECT_MEMORY_WITH_EMBEDDING} WHERE m.parent_id = ANY(%s)",
-                (list(ids),),
-            )
-            for row in await cur.fetchall():
-                rows.setdefault(row.id, row)
-    return rows
+async def with_chunks(pool: Pool, ids: Sequence[str]) -> dict[str, ProjectedRow]:
+    """The rows of ``ids`` that exist and the children of any of them (chunks and variants of
+    the touched memories follow their parent's state), with their embeddings."""
+    array = TextArray(ids)
+    return await _projected(pool, _WITH_CHILDREN_SQL, (array, array))
 
 
 async def expected_page(
