@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from exocortex.retrieval.projection.events import decode, encode
+from exocortex.retrieval.projection.events import decode, encode, sent_by
 from exocortex.retrieval.projection.waiters import IndexedVersions, wait_until_indexed
 from exocortex.testing.wait import until_async
 
@@ -118,3 +118,11 @@ def test_announcements_round_trip_and_reject_other_messages() -> None:
         decode(b'{"origin": "x"}')
     with pytest.raises(ValueError, match="Expecting value"):
         decode(b"not json")
+
+
+def test_a_replica_knows_its_own_announcements_by_their_first_bytes() -> None:
+    mine = sent_by("replica-a")
+    assert encode("replica-a", {"m1": 2}).startswith(mine)
+    assert encode("replica-a", {}).startswith(mine)
+    assert not encode("replica-ab", {"m1": 2}).startswith(mine)
+    assert not encode("replica-b", {"m1": 2}).startswith(mine)

@@ -54,6 +54,12 @@ def encode(origin: str, applied: Mapping[str, int]) -> bytes:
     return json.dumps({"origin": origin, "indexed": applied}, separators=(",", ":")).encode()
 
 
+def sent_by(origin: str) -> bytes:
+    """How every announcement ``encode`` makes for ``origin`` begins: a replica hears its own
+    (one per projector batch) and skips them by this prefix without decoding them."""
+    return encode(origin, {}).split(b',"indexed"', 1)[0]
+
+
 def decode(data: bytes) -> tuple[str, dict[str, int]]:
     """(origin, versions by memory id); ValueError when the message is not an announcement."""
     body = json.loads(data)
@@ -71,6 +77,7 @@ class IndexedAnnouncements:
         self._subject = subject
         self._versions = versions
         self._origin = uuid.uuid4().hex
+        self._own = sent_by(self._origin)
         self._subscription: Subscription | None = None
 
     async def announce(self, applied: Mapping[str, int]) -> None:
@@ -95,6 +102,8 @@ class IndexedAnnouncements:
             self._subscription = None
 
     async def _heard(self, msg: Msg) -> None:
+        if msg.data.startswith(self._own):
+            return  # already marked when the batch was applied
         try:
             origin, applied = decode(msg.data)
         except (ValueError, TypeError) as exc:
