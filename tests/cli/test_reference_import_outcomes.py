@@ -1,24 +1,30 @@
 """``exo import`` of the reference product's database on the real stack: its ``ai.*``
-settings (the LLM provider and key) are applied only when asked with ``--with-api-key``, and a
+settings (the LLM provider and key) are applied only when asked with ``--with-api-key``; a
 memory whose content is already here under another id is merged (the id here kept, nothing
-stored twice), again on a second run."""
+stored twice), again on a second run; and an import killed midway is finished by running it
+again, with every row once."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sqlite3
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import psycopg
 
 from exocortex.core.domain.secrets import mask_value
 from exocortex.testing import reference
 from exocortex.testing.settings import ApplySettings
+from exocortex.testing.wait import until_async
 
 if TYPE_CHECKING:
     from conftest import Exo
+
+Db = psycopg.AsyncConnection[dict[str, Any]]
 
 # The LLM settings a person keeps in the reference (its settings page edits these three).
 REFERENCE_AI_SETTINGS = {
@@ -129,3 +135,78 @@ async def test_a_memory_whose_content_is_here_under_another_id_is_merged_once(
         "sections"
     ]
     assert await _memories(api, namespace) == memories
+
+
+async def _stored(db: Db, namespace: str) -> tuple[int, int]:
+    """Memories in the namespace, and how many different texts they hold."""
+    cur = await db.execute(
+        "SELECT count(*) AS n, count(DISTINCT content) AS texts FROM memories WHERE namespace = %s",
+        (namespace,),
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return int(row["n"]), int(row["texts"])
+
+
+async def test_an_import_killed_midway_is_finished_by_running_it_again(
+    exo: Exo, namespace: str, tmp_path: Path, api: httpx.AsyncClient, stack_db: Db
+) -> None:
+    ref = reference.build(tmp_path / "exocortex.db", extra_memories=300)
+    _clear_reference_settings(ref.path)
+    total = ref.counts["memories"]
+    # Small parts, one at a time: the import is still under way when the first are stored.
+    command = [
+        sys.executable,
+        "-c",
+        "from exocortex.cli.main import app; app()",
+        "--url",
+        exo.url,
+        "import",
+        str(ref.path),
+        "-n",
+        namespace,
+        "--batch-size",
+        "5",
+        "--in-flight",
+        "1",
+        "--json",
+    ]
+    running = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+    )
+    try:
+
+        async def stored_some() -> int:
+            assert running.returncode is None, "the import ended before it was interrupted"
+            return (await _stored(stack_db, namespace))[0]
+
+        await until_async(
+            stored_some,
+            what="the first memories of the import stored",
+            seconds=300,
+            interval=0.05,
+            accept=lambda n: n >= 10,
+        )
+    finally:
+        if running.returncode is None:
+            running.kill()
+        await running.wait()
+    at_kill, _ = await _stored(stack_db, namespace)
+    assert 0 < at_kill < total, "the import was not interrupted midway"
+
+    resumed = await _import(exo, str(ref.path), "-n", namespace)
+    memories = resumed["sections"]["memories"]
+    assert set(memories) <= {"created", "already here"}, resumed["reasons"]
+    assert memories.get("already here", 0) >= at_kill
+    assert sum(memories.values()) == total
+    assert await _stored(stack_db, namespace) == (total, total)
+    exported = await api.get("/api/export", params={"namespace": namespace})
+    assert exported.status_code == 200, exported.text
+    document = exported.json()
+    assert {m["id"] for m in document["memories"]} == set(ref.tokens)
+    sections = [s for s in ref.counts if s != "memories"]
+    assert {s: len(document[s]) for s in sections} == {s: ref.counts[s] for s in sections}
+
+    again = await _import(exo, str(ref.path), "-n", namespace)
+    assert all("created" not in counts for counts in again["sections"].values()), again
+    assert await _stored(stack_db, namespace) == (total, total)
