@@ -22,6 +22,7 @@ from exocortex.core.bus.dead_letter import (
     deliveries,
 )
 from exocortex.core.bus.decode import Malformed
+from exocortex.core.bus.redelivery import RedeliveryPolicy
 from exocortex.core.logging import get_logger
 from exocortex.core.secrets import redact_url
 
@@ -173,7 +174,9 @@ class DurableConsumer:
     handler returns (so effects are committed before the ack). When a batch fails, each of its
     events is handled on its own, so good events go through; an event that still fails is
     nak'ed with a delay and redelivered, and after ``max_deliveries`` deliveries it is parked
-    in the dead-letter stream (see ``dead_letter``) and the consumer moves on."""
+    in the dead-letter stream (see ``dead_letter``) and the consumer moves on. A failure that
+    says a dependency is away (``redelivery.is_transient``) is retried with a growing delay for
+    much longer, so an outage does not park the events that arrived during it."""
 
     js: JetStreamContext
     durable: str
@@ -187,6 +190,8 @@ class DurableConsumer:
     linger: float = 0.0
     max_deliveries: int = MAX_DELIVERIES
     retry_delay: float = 2.0
+    # An outage's retries: delays double from retry_delay up to this.
+    max_retry_delay: float = 30.0
 
     def __post_init__(self) -> None:
         # The series exists at 0 from the start, so the first parked event is an increase the
@@ -219,16 +224,21 @@ class DurableConsumer:
         parked at once: every delivery would fail the same way."""
         error = f"{type(exc).__name__}: {exc}"
         delivered = deliveries(msg)
-        if delivered < self.max_deliveries and not isinstance(exc, Malformed):
+        policy = RedeliveryPolicy(
+            self.max_deliveries, self.retry_delay, max_retry_delay=self.max_retry_delay
+        )
+        delay = None if isinstance(exc, Malformed) else policy.delay(delivered, exc)
+        if delay is not None:
             log.warning(
                 "event failed; will be redelivered",
                 consumer=self.durable,
                 subject=msg.subject,
                 deliveries=delivered,
+                retry_in_seconds=delay,
                 error=error,
             )
             with suppress(Exception):
-                await msg.nak(delay=self.retry_delay)
+                await msg.nak(delay=delay)
             return
         log.error(
             "event malformed or failed on every delivery; parked in the dead-letter stream",
