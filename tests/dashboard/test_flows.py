@@ -134,6 +134,10 @@ def test_a_read_only_key_sees_no_write_buttons(seeded: Seeded, open_page: OpenPa
     expect(page.get_by_text("Alice Smith works at Anthropic").first).to_be_visible()
     for name in ("Edit", "Archive", "Restore"):
         expect(page.get_by_role("button", name=name)).to_have_count(0)
+    # Its link is shown, but neither removed nor made.
+    expect(page.locator(f'[data-linked-id="{seeded.memories["decision"]}"]')).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile("^Remove link"))).to_have_count(0)
+    expect(page.get_by_role("form", name="Link to another memory")).to_have_count(0)
     page.goto("/trash")
     expect(page.get_by_text("An old heron note nobody needs")).to_be_visible()
     expect(page.get_by_role("button", name="Restore")).to_have_count(0)
@@ -153,6 +157,13 @@ def test_a_read_only_key_sees_no_write_buttons(seeded: Seeded, open_page: OpenPa
     expect(page.get_by_role("button", name="Download JSON export")).to_be_visible()
     for name in ("Re-embed", "Preview import", "Apply import"):
         expect(page.get_by_role("button", name=name)).to_have_count(0)
+    # Backups are listed for a key of every namespace, but only a writer makes or uses one.
+    backups = page.get_by_role("region", name="Backups")
+    expect(backups).to_contain_text("Encrypted backups of every namespace")
+    expect(backups.locator('[aria-busy="true"]')).to_have_count(0)  # the list has loaded
+    expect(backups.get_by_role("alert")).to_have_count(0)
+    expect(backups.get_by_role("button")).to_have_count(0)
+    expect(backups.get_by_label("Passphrase")).to_have_count(0)
     page.goto("/analytics")
     expect(page.get_by_role("heading", name="Producer quality")).to_be_visible()
     expect(page.get_by_role("button", name="Run auto-consolidation now")).to_have_count(0)
@@ -168,6 +179,11 @@ def test_a_namespace_scoped_key_sees_only_its_namespace(
     options = page.get_by_label("Namespace").locator("option").all_inner_texts()
     assert options[1:] == [seeded.namespace]
     expect(page.get_by_text("hidden from scoped keys")).to_have_count(0)
+    # A backup holds every namespace: a scoped key is told so instead of being refused.
+    page.goto("/settings")
+    backups = page.get_by_role("region", name="Backups")
+    expect(backups).to_contain_text("only a key for all namespaces can see them")
+    expect(backups.get_by_role("button")).to_have_count(0)
     assert console.errors == []
 
 
