@@ -76,7 +76,7 @@ BASELINES = {
         "scoring.coverage_weight": "0.2",
         "search.coverage_similarity": "0.5",
     },
-    "with when-questions lifting dated memories (weight 0.2)": {"scoring.dated_weight": "0.2"},
+    "without when-questions lifting dated memories": {"scoring.dated_weight": "0"},
     "contextual vectors (weight 1) instead of arrival neighbours": {
         "scoring.neighbour_weight": "0",
         "scoring.context_weight": "1",

@@ -1,5 +1,5 @@
-"""Questions that ask when on the real stack (off by default, switched on here): the note that
-says when rises above notes that only discuss the same thing, and results stay sorted."""
+"""Questions that ask when on the real stack (on by default): the note that says when rises above
+notes that only discuss the same thing, and results stay sorted."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ async def test_the_note_that_says_when_rises(
     exo_stack: Stack,
     change_settings: ApplySettings,
 ) -> None:
-    assert (await api.get("/api/settings")).json()["scoring.dated_weight"] == "0"
+    assert (await api.get("/api/settings")).json()["scoring.dated_weight"] == "0.2"
+    await change_settings({"scoring.dated_weight": "0"})
     for note in FILLERS:
         await store(api, namespace, note)
     discussed = [await store(api, namespace, note) for note in DISCUSSED]

@@ -112,7 +112,8 @@ def test_nothing_moves_off_or_when_the_query_does_not_ask_when() -> None:
 
 
 def test_weight_setting() -> None:
-    assert weight({}) == 0.0
+    assert weight({}) == 0.2
     assert weight({"scoring.dated_weight": "0.2"}) == 0.2
-    assert weight({"scoring.dated_weight": "-1"}) == 0.0
-    assert weight({"scoring.dated_weight": "x"}) == 0.0
+    assert weight({"scoring.dated_weight": "0"}) == 0.0
+    assert weight({"scoring.dated_weight": "-1"}) == 0.2
+    assert weight({"scoring.dated_weight": "x"}) == 0.2

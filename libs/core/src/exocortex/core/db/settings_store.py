@@ -33,7 +33,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "scoring.context_weight": "0",
     "scoring.rerank_weight": "0.5",
     "scoring.coverage_weight": "0",
-    "scoring.dated_weight": "0",
+    "scoring.dated_weight": "0.2",
     "scoring.usefulness_weight": "0.05",
     "scoring.valence_weight": "0.05",
     "scoring.quality_weight": "0.10",

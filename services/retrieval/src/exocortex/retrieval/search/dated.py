@@ -1,5 +1,4 @@
-"""Questions that ask *when*: the head of the ranking prefers memories that say when (off by
-default).
+"""Questions that ask *when*: the head of the ranking prefers memories that say when.
 
 "When did we move the staging database?" is answered by the note that says "moved it last
 Friday", not by the three notes that discuss the move at length: the answer is a time, and a
@@ -9,6 +8,10 @@ names a time in its text (a date, a year, a month, a weekday, yesterday, last we
 the weight × the best score, and the head is ordered again. The head's scores are handed out
 again in the new order, so results stay sorted by score. Only a query that asks when pays
 anything: its head's thirty texts read word by word, about 0.2 ms on two busy cores.
+
+On LoCoMo (docs/benchmarks/locomo.md) the weight 0.2 was chosen on the tuned-on conversations;
+on the held-out ones it lifts temporal questions' recall@10 by 2.2 points in order and shuffled,
+and no question type loses.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Mapping
 from exocortex.retrieval.search.results import ScoredMemory
 
 HEAD = 30
-DEFAULT_WEIGHT = 0.0
+DEFAULT_WEIGHT = 0.2
 
 _ASKS_WHEN = re.compile(
     r"\b(when|what (date|day|time|year|month|week)|which (date|day|year|month|week)|how long)\b",

@@ -1,11 +1,11 @@
-"""Questions that ask when prefer the head's memories that name a time, off by default.
+"""Questions that ask when prefer the head's memories that name a time.
 
 Revision ID: 0019
 Revises: 0018
 Create Date: 2026-12-06
 
-Seeds `scoring.dated_weight` (0: off), insert-if-missing. See retrieval's `search/dated.py`
-and docs/retrieval.md.
+Seeds `scoring.dated_weight` (0.2; 0 turns it off), insert-if-missing. See retrieval's
+`search/dated.py` and docs/retrieval.md.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 # Spelled out here: a migration must not follow later edits of DEFAULT_SETTINGS.
-SEEDED: dict[str, str] = {"scoring.dated_weight": "0"}
+SEEDED: dict[str, str] = {"scoring.dated_weight": "0.2"}
 
 
 def upgrade() -> None:
