@@ -100,9 +100,10 @@ proto: install ## regenerate the gRPC stubs from protos/
 proto-check: install ## fail if the committed stubs are stale
 	$(PY) protos/generate.py --check
 
+# LOCOMO_ARGS narrows a quick run, e.g. "--samples conv-26 conv-30 --order in-order --rows none".
 bench-locomo: install ## LoCoMo recall through REST (LOCOMO_DATA=path/to/locomo10.json; docs/benchmarks/locomo.md)
 	@test -n "$(LOCOMO_DATA)" || { echo "set LOCOMO_DATA to the LoCoMo JSON file (locomo10.json)"; exit 2; }
-	$(PY) tests/bench/locomo.py --data "$(LOCOMO_DATA)"
+	$(PY) tests/bench/locomo.py --data "$(LOCOMO_DATA)" $(LOCOMO_ARGS)
 
 bench-search: install ## search latency at 10k and 100k memories (docs/benchmarks/search-latency.md)
 	$(PY) tests/bench/search_latency.py
