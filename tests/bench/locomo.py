@@ -13,6 +13,11 @@ happens, and in a random (seeded) order, where arrival order carries no meaning 
 Every configuration is reported on all conversations and on two splits: the conversations that
 any default was tuned on (`--tune-samples`, conv-26 and conv-30) and the held-out rest.
 
+Every row is reported by question type too (recall@10 of LoCoMo's five categories, tuned-on and
+held-out, in each order). For quick runs, `--samples`, `--order` and `--rows` (and `--row` for a
+setting not among the rows) narrow it; `--save-run FILE` records what was stored, and
+`--stored FILE --url URL` searches it again on that stack without storing anything.
+
 Without --url it starts its own stack (as `exo up` does) in a temporary directory. Searches use
 compact mode so the run does not feed access counts back into its own later rankings (each
 question is answered as if it were the first). The data file is evaluation data: it is read from
