@@ -362,7 +362,17 @@ async def settle(timed: Timed, seconds: float) -> None:
     await timed.sequential(queries(20, seed=999))  # warm-up, not measured
 
 
-STAGES = ("embed", "expand", "keyword", "vector", "hydrate", "graph", "neighbours", "total")
+STAGES = (
+    "embed",
+    "expand",
+    "keyword",
+    "vector",
+    "hydrate",
+    "graph",
+    "neighbours",
+    "neighbour_vectors",
+    "total",
+)
 BEGIN_MARK = "<!-- bench:latest:start (written by tests/bench/search_latency.py) -->"
 END_MARK = "<!-- bench:latest:end -->"
 
@@ -584,7 +594,8 @@ def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
         "",
         "Inside retrieval, mean ms per search stage over the sequential runs (expand runs "
         "beside embed; keyword and vector follow embed, side by side; hydrate, graph and "
-        "neighbours run concurrently), and the 1-minute load average:",
+        "neighbours run concurrently; neighbour_vectors follows neighbours on its connection, "
+        "reading only the vectors retrieval does not keep yet), and the 1-minute load average:",
         "",
         "| memories | " + " | ".join(STAGES) + " | load avg |",
         "|---:|" + "---:|" * (len(STAGES) + 1),
