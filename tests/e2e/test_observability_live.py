@@ -7,6 +7,7 @@ Prints a table of each panel's series count (run with -s to see it)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -21,10 +22,14 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from mcp import Client
+from mcp.types import CallToolResult
 
 from exocortex.cli.commands.observe import prometheus_yaml
 from exocortex.core.runtime.ports import free_port
 from exocortex.core.runtime.stack import Stack
+from exocortex.mcp.server import create_server
+from exocortex.mcp.settings import Attribution, McpSettings
 from exocortex.testing import wait
 from exocortex.testing.processes import listening_process
 
@@ -170,7 +175,7 @@ def api_data(client: httpx.Client, path: str, **params: str) -> Any:
 
 def run_load(gateway: str, other_gateway: str) -> None:
     """Stores (one a duplicate), an import, searches, a read of a missing memory (a NOT_FOUND
-    answer: the gRPC error panels) and a maintenance job, through both gateways."""
+    answer: the gRPC error panels), a maintenance job and an MCP call, through both gateways."""
     namespace = f"t-{uuid.uuid4().hex[:12]}"
     texts = [
         "We chose NATS JetStream for domain events: light, durable, replayable.",
@@ -212,6 +217,18 @@ def run_load(gateway: str, other_gateway: str) -> None:
             "/api/memories/search", json={"query": "JetStream", "namespace": namespace}
         )
         assert found.status_code == 200, found.text
+    # An agent's call: the MCP adapter serves no metrics of its own, its calls are the
+    # gateway's requests, so they show on the gateway's panels.
+    reply = asyncio.run(mcp_search(gateway, namespace, "which message broker?"))
+    assert not reply.is_error, reply.content
+    assert reply.structured_content is not None
+    assert reply.structured_content["count"] >= 1, reply.structured_content
+
+
+async def mcp_search(gateway: str, namespace: str, query: str) -> CallToolResult:
+    server = create_server(McpSettings(gateway_url=gateway), Attribution(agent="observability"))
+    async with Client(server) as client:
+        return await client.call_tool("memory_search", {"query": query, "namespace": namespace})
 
 
 def series_counts(client: httpx.Client, queries: list[Query]) -> dict[Query, int]:
