@@ -690,6 +690,13 @@ def test_a_backup_is_created_listed_and_verified(seeded: Seeded, open_page: Open
     expect(verified).to_contain_text(f"{name} verified", timeout=180_000)
     expect(verified).to_contain_text("memories")
 
+    # A dry run of the restore reports against the live store: every memory it holds is here.
+    row.get_by_role("button", name="Preview restore").click()
+    preview = section.get_by_role("status", name=f"Preview of restoring {name} (dry run)")
+    memories = preview.locator('tr[data-section="memories"] td')
+    expect(memories.nth(1)).to_have_text("0", timeout=180_000)  # created
+    expect(memories.nth(2)).not_to_have_text("0")  # skipped: already present
+
     # Restoring asks first, saying what it does; refused, nothing starts.
     asked: list[str] = []
 
@@ -699,7 +706,7 @@ def test_a_backup_is_created_listed_and_verified(seeded: Seeded, open_page: Open
 
     page.once("dialog", refuse)
     row.get_by_role("button", name="Restore", exact=True).click()
-    expect(verified).to_be_visible()
+    expect(preview).to_be_visible()
     assert len(asked) == 1
     assert "cannot be undone" in asked[0]
     expect(section.locator("[data-working]")).to_have_count(0)

@@ -9,7 +9,7 @@ export function RestoreTable({ title, report }: { title: string; report: Restore
   const sections = Object.entries(report.sections ?? {});
   const items = report.items ?? [];
   return (
-    <div className="card" role="status" aria-label={title}>
+    <div className="card restore-report" role="status" aria-label={title}>
       <p>{title}</p>
       <div className="scroll">
         <table className="grid">

@@ -38,7 +38,7 @@ export function Backups() {
   const { who, canWrite } = useAccess();
   const everyNamespace = who.namespaces == null;
   return (
-    <section aria-labelledby="backups">
+    <section className="backups" aria-labelledby="backups">
       <h2 id="backups">Backups</h2>
       {everyNamespace ? (
         <BackupTools canAct={canWrite} />
@@ -154,8 +154,8 @@ function BackupTools({ canAct }: { canAct: boolean }) {
                   {reply.backups.map((b) => (
                     <tr key={b.name} data-backup={b.name}>
                       <td className="wrap">{b.name}</td>
-                      <td>{when(b.created_at)}</td>
-                      <td>{size(b.size_bytes)}</td>
+                      <td className="nowrap">{when(b.created_at)}</td>
+                      <td className="nowrap">{size(b.size_bytes)}</td>
                       <td>{b.scheduled ? "on schedule" : "on request"}</td>
                       {canAct && (
                         <td>
