@@ -167,12 +167,14 @@ async def test_contradictions_detect_list_resolve_and_dismiss(
     new = await store(api, namespace, "The API timeout is 60 seconds.")
     a = await store(api, namespace, "We use Redis for the session cache.")
     b = await store(api, namespace, "We do not use Redis for the session cache.")
+    # Detection compares the memories as enrichment left them (it also records pairs).
+    await wait_all_enriched(api, old, new, a, b)
 
     detect = await api.post("/api/contradictions/detect", json={"namespace": namespace})
     assert detect.status_code == 200, detect.text
-    pairs = {
-        frozenset((c["memory_a_id"], c["memory_b_id"])) for c in detect.json()["contradictions"]
-    }
+    report = detect.json()
+    assert "contradictions" in report, f"the detection run did not finish well: {report}"
+    pairs = {frozenset((c["memory_a_id"], c["memory_b_id"])) for c in report["contradictions"]}
     # Enrichment may have recorded a pair already (same table); between them, both are known.
     listed = await api.get("/api/contradictions", params={"namespace": namespace})
     assert listed.status_code == 200

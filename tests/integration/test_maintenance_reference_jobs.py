@@ -17,6 +17,7 @@ from mcp.types import CallToolResult
 from exocortex.core.runtime.ports import free_port
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.processes import listening_process
+from exocortex.testing.rest import wait_enriched
 from exocortex.testing.settings import ApplySettings
 from exocortex.testing.wait import until_async
 
@@ -29,6 +30,9 @@ async def _store(api: httpx.AsyncClient, namespace: str, content: str, **extra: 
     )
     assert reply.status_code == 201, reply.text
     memory_id: str = reply.json()["id"]
+    # Jobs act on a memory's version; enrichment's write would otherwise race them (a job
+    # that read the version before enrichment's write rightly leaves the memory alone).
+    await wait_enriched(api, memory_id)
     return memory_id
 
 
