@@ -10,7 +10,6 @@ parked."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 import grpc
@@ -25,8 +24,6 @@ _TRANSIENT_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADL
 def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` says a dependency is away for now, rather than that the event is bad."""
     if isinstance(exc, Unavailable | psycopg.OperationalError | ConnectionError | TimeoutError):
-        return True
-    if isinstance(exc, asyncio.TimeoutError):
         return True
     if isinstance(exc, grpc.aio.AioRpcError):
         return exc.code() in _TRANSIENT_CODES
