@@ -60,3 +60,54 @@ async def test_every_event_is_handled_once(nats_url: str, linger: float) -> None
         # Ten events published within about 0.3 s: the first batch lingers 2 s and takes the
         # rest (two batches at most, should the first fetch already hold a few).
         assert len(seen) <= 2, seen
+
+
+async def test_batches_in_flight_overlap_and_each_is_acked_when_its_handler_returns(
+    nats_url: str,
+) -> None:
+    """With ``max_in_flight`` above 1 the next batch is handled while an earlier one still
+    waits; nothing is acked before its own handler returned, and everything is in the end."""
+    nc = await connect(nats_url, name="in-flight-test")
+    js = nc.jetstream()
+    await ensure_stream(js)
+    release_first = asyncio.Event()
+    second_seen = asyncio.Event()
+    seen: list[bytes] = []
+
+    async def handler(msgs: Sequence[Msg]) -> None:
+        data = [m.data for m in msgs]
+        seen.extend(data)
+        if b"first" in data:
+            await release_first.wait()
+        else:
+            second_seen.set()
+
+    stop = asyncio.Event()
+    consumer = DurableConsumer(
+        js,
+        durable="in-flight",
+        filter_subject=subjects.SEARCH_PERFORMED,
+        handler=handler,
+        batch_size=1,
+        fetch_timeout=0.2,
+        max_in_flight=4,
+    )
+    task = asyncio.create_task(consumer.run(stop))
+    try:
+        await js.publish(subjects.SEARCH_PERFORMED, b"first")
+        await js.publish(subjects.SEARCH_PERFORMED, b"second")
+        # The second batch is handled while the first one's handler is still waiting.
+        await asyncio.wait_for(second_seen.wait(), 10)
+        assert await consumer.pending() >= 1  # the first is not acked yet
+        release_first.set()
+        for _ in range(100):
+            if await consumer.pending() == 0:
+                break
+            await asyncio.sleep(0.1)
+        assert await consumer.pending() == 0
+        assert sorted(seen) == [b"first", b"second"]
+    finally:
+        release_first.set()
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        await nc.close()

@@ -89,7 +89,7 @@ async def vector_index(
         await index.close()
 
 
-@pytest.fixture(params=["tantivy", "meilisearch"])
+@pytest.fixture(params=["tantivy", "tantivy-shared-commits", "meilisearch"])
 async def keyword_index(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[KeywordIndex]:
@@ -99,6 +99,12 @@ async def keyword_index(
         from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 
         index = TantivyKeywordIndex(tmp_path / "tantivy")
+    elif kind == "tantivy-shared-commits":
+        # As the retrieval service runs the embedded engine (the contract flushes explicitly).
+        from exocortex.indexes.shared_commits import SharedCommits
+        from exocortex.indexes.tantivy_index import TantivyKeywordIndex
+
+        index = SharedCommits(TantivyKeywordIndex(tmp_path / "tantivy"), delay=0.5)
     else:
         # EXO_TEST_MEILI_URL, else the compose image in a container, else a skip.
         server: Server = request.getfixturevalue("meilisearch_server")

@@ -17,6 +17,8 @@ from exocortex.core.rpc.client import open_channel
 from exocortex.core.rpc.server import GrpcServer
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.indexes.factory import open_keyword_index, open_vector_index
+from exocortex.indexes.shared_commits import SharedCommits
+from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.proto.v1 import admin_pb2_grpc, embedding_pb2, retrieval_pb2_grpc
 from exocortex.retrieval.projection.events import IndexedAnnouncements, MemoryEvents
 from exocortex.retrieval.projection.projector import Projector
@@ -96,6 +98,16 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             meili_api_key=settings.meili_master_key,
             data_dir=settings.data_dir / "indexes",
         )
+        shared_commits = (
+            keyword_index.name == TantivyKeywordIndex.name
+            and settings.keyword_commit_delay_seconds > 0
+        )
+        if shared_commits:
+            # Only this process writes and searches the embedded engine, so a search can
+            # commit what it must see itself (see shared_commits).
+            keyword_index = SharedCommits(
+                keyword_index, delay=settings.keyword_commit_delay_seconds
+            )
         stack.push_async_callback(keyword_index.close)
         log.info("indexes open", vector=vector_index.name, keyword=keyword_index.name)
 
@@ -121,6 +133,8 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             handler=MemoryEvents(projector).handle,
             batch_size=settings.projector_batch,
             fetch_timeout=0.25,
+            # Batches waiting for a shared commit leave the consumer free to take the next.
+            max_in_flight=settings.projector_in_flight if shared_commits else 1,
         )
         reconciler = Reconciler(
             pool, projector, vector_index, keyword_index, backlog=consumer.pending

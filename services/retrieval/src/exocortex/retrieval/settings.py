@@ -25,6 +25,20 @@ class RetrievalSettings(GrpcServiceSettings):
     meili_master_key: str | None = None
     db_pool_size: int = 10
     projector_batch: int = 256
+    # The embedded keyword engine (tantivy) commits the writes of many projector batches
+    # together: when a search needs them, this long after the first one, or once 2,000 wait
+    # (see exocortex.indexes.shared_commits). A store is searchable the moment it is applied;
+    # its event is acked after the commit. 0: one commit per batch, as index servers do.
+    keyword_commit_delay_seconds: float = Field(
+        default=0.5,
+        ge=0,
+        le=10,
+        validation_alias=AliasChoices("EXO_RETRIEVAL_KEYWORD_COMMIT_DELAY_SECONDS"),
+    )
+    # Projector batches handled at once while their commit is shared (each acked after it).
+    projector_in_flight: int = Field(
+        default=64, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_PROJECTOR_IN_FLIGHT")
+    )
     # The JetStream durable the projector consumes through. Replicas on the same index servers
     # share it, so each event is applied once whichever replica takes it; a second deployment
     # with indexes of its own (e.g. a rebuild beside the live one) needs a name of its own.

@@ -192,6 +192,11 @@ class DurableConsumer:
     retry_delay: float = 2.0
     # An outage's retries: delays double from retry_delay up to this.
     max_retry_delay: float = 30.0
+    # Batches handled at once. Above 1 the next batch is fetched and handed over while earlier
+    # ones are still being handled (each acked when its own handler returns): for a handler
+    # whose last step waits on something shared, e.g. the projector waiting for a keyword
+    # commit that several batches join. The handler must then cope with overlapping calls.
+    max_in_flight: int = 1
 
     def __post_init__(self) -> None:
         # The series exists at 0 from the start, so the first parked event is an increase the
@@ -255,8 +260,42 @@ class DurableConsumer:
             with suppress(Exception):
                 await msg.nak(delay=self.retry_delay)
 
+    async def _handle(self, msgs: list[Msg]) -> None:
+        """Hand ``msgs`` to the handler and ack them once it returns; a failed batch is handled
+        event by event (see the class)."""
+        async with _working(msgs):
+            try:
+                await self.handler(msgs)
+            except Exception as exc:
+                if len(msgs) == 1:
+                    await self._failed(msgs[0], exc)
+                else:
+                    log.warning(
+                        "event batch failed; handling its events one by one",
+                        consumer=self.durable,
+                        error=str(exc) or type(exc).__name__,
+                    )
+                    await self._one_by_one(msgs)
+                return
+        for msg in msgs:
+            await msg.ack()
+
+    async def _handle_apart(self, msgs: list[Msg]) -> None:
+        """``_handle`` as a task of its own: what the loop would have logged is logged here (an
+        event not acked is delivered again)."""
+        try:
+            await self._handle(msgs)
+        except Exception as exc:
+            log.warning(
+                "event batch not acked; it will be delivered again",
+                consumer=self.durable,
+                error=str(exc) or type(exc).__name__,
+            )
+
     async def run(self, stop: asyncio.Event) -> None:
         sub = None
+        slots = asyncio.Semaphore(max(1, self.max_in_flight))
+        in_flight: set[asyncio.Task[None]] = set()
         try:
             while not stop.is_set():
                 try:
@@ -284,24 +323,16 @@ class DurableConsumer:
                     except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
                         # Nothing to do within the fetch window: the normal idle case.
                         continue
-                    async with _working(msgs):
-                        if self.linger > 0 and len(msgs) < self.batch_size:
-                            msgs += await self._more(sub, self.batch_size - len(msgs))
-                        try:
-                            await self.handler(msgs)
-                        except Exception as exc:
-                            if len(msgs) == 1:
-                                await self._failed(msgs[0], exc)
-                            else:
-                                log.warning(
-                                    "event batch failed; handling its events one by one",
-                                    consumer=self.durable,
-                                    error=str(exc) or type(exc).__name__,
-                                )
-                                await self._one_by_one(msgs)
-                            continue
-                    for msg in msgs:
-                        await msg.ack()
+                    if self.linger > 0 and len(msgs) < self.batch_size:
+                        msgs += await self._more(sub, self.batch_size - len(msgs))
+                    if self.max_in_flight <= 1:
+                        await self._handle(msgs)
+                        continue
+                    await slots.acquire()
+                    task = asyncio.create_task(self._handle_apart(msgs), name="consumer-batch")
+                    in_flight.add(task)
+                    task.add_done_callback(in_flight.discard)
+                    task.add_done_callback(lambda _: slots.release())
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
@@ -316,6 +347,9 @@ class DurableConsumer:
                     with suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(stop.wait(), timeout=1.0)
         finally:
+            if in_flight:
+                # Batches being handled finish and are acked; one cut short is redelivered.
+                await asyncio.gather(*in_flight, return_exceptions=True)
             if sub is not None:
                 # Left subscribed, the pull subscription held the connection's drain at
                 # shutdown until the service was killed (20 s later).

@@ -16,6 +16,7 @@ from typing import Literal, Protocol
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.vectors import from_bytes
 from exocortex.indexes.base import IndexDocument, KeywordIndex, VectorIndex
+from exocortex.indexes.shared_commits import SharedCommits
 from exocortex.retrieval import metrics
 from exocortex.retrieval.projection import repository
 from exocortex.retrieval.projection.waiters import IndexedVersions
@@ -140,21 +141,25 @@ class Projector:
                 ids.setdefault(chunk_id, None)
         if not ids:
             return
-        rows = await repository.with_chunks(self._pool, list(ids))
-        now = datetime.now(UTC)
-        keywords_only = _keywords_only(events)
-        upserts = [to_document(r) for r in rows.values() if is_indexable(r, now)]
-        # An enrichment changes a memory's keywords only: its vector point (and its chunks,
-        # which it does not touch) are left as they are, so the point stays in the vector
-        # index's graph. Its version there stays one behind (see repository.vector_versions).
-        vector_upserts = [
-            d
-            for d in upserts
-            if d.memory_id not in keywords_only and d.parent_id not in keywords_only
-        ]
-        keyword_upserts = [d for d in upserts if d.parent_id not in keywords_only]
-        removals = [i for i in ids if i not in rows or not is_indexable(rows[i], now)]
+        shared = self._keyword if isinstance(self._keyword, SharedCommits) else None
         async with self._lock:
+            # Read under the lock: batches may overlap (see app), and the one that read a row
+            # first must not write it after one that read it later.
+            rows = await repository.with_chunks(self._pool, list(ids))
+            now = datetime.now(UTC)
+            keywords_only = _keywords_only(events)
+            upserts = [to_document(r) for r in rows.values() if is_indexable(r, now)]
+            # An enrichment changes a memory's keywords only: its vector point (and its
+            # chunks, which it does not touch) are left as they are, so the point stays in the
+            # vector index's graph. Its version there stays one behind (see
+            # repository.vector_versions).
+            vector_upserts = [
+                d
+                for d in upserts
+                if d.memory_id not in keywords_only and d.parent_id not in keywords_only
+            ]
+            keyword_upserts = [d for d in upserts if d.parent_id not in keywords_only]
+            removals = [i for i in ids if i not in rows or not is_indexable(rows[i], now)]
             if upserts:
                 await asyncio.gather(
                     self._vector.upsert(vector_upserts) if vector_upserts else _nothing(),
@@ -163,12 +168,25 @@ class Projector:
             if removals:
                 await asyncio.gather(self._vector.delete(removals), self._keyword.delete(removals))
             # Vector writes are searchable as soon as they are applied; keyword writes once
-            # committed. Waiters are released at that point. Applied vector writes already
-            # survive a crash of this process (the engines write ahead, see VectorIndex), so
-            # the batch is acked without flushing the vector index: the embedded engine's
-            # flush stalls every search for 30-50 ms, and the owner runs it once searches
-            # pause (see app.maintain_vector_index).
-            await self._keyword.flush()
+            # committed. Applied vector writes already survive a crash of this process (the
+            # engines write ahead, see VectorIndex), so the batch is acked without flushing the
+            # vector index: the embedded engine's flush stalls every search for 30-50 ms, and
+            # the owner runs it once searches pause (see app.maintain_vector_index).
+            # What someone asked for (a store, an edit, a deletion) is shown to every read
+            # from now on; enrichment's keyword updates ride along with the next commit.
+            asked = bool(removals) or any(i not in keywords_only for i in ids)
+            applied: dict[str, int] | None = None
+            if shared is None:
+                await self._keyword.flush()
+                applied = self._release_waiters(ids, rows, events)
+            elif asked:
+                shared.show()
+                applied = self._release_waiters(ids, rows, events)
+        if shared is not None:
+            # The events are acked once a commit holds their writes (shared with the batches
+            # around this one, outside the lock so they can be applied meanwhile).
+            await shared.committed()
+        if applied is None:
             applied = self._release_waiters(ids, rows, events)
         if self._announce is not None:
             await self._announce(applied)
