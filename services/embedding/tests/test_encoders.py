@@ -60,3 +60,19 @@ def test_a_model_the_onnx_path_cannot_run_falls_back_to_torch(tmp_path: Path) ->
     encoder = load_encoder(model, backend="onnx", threads=1, cache_dir=tmp_path / "cache")
     assert isinstance(encoder, TorchEncoder)
     assert len(encoder.encode(["still works"])[0]) == 384
+
+
+def test_token_vectors_come_from_the_same_run_as_the_vectors(onnx_encoder: OnnxEncoder) -> None:
+    vectors, tokens = onnx_encoder.encode_with_tokens(TEXTS)
+    plain = onnx_encoder.encode(TEXTS)
+    # The very same vectors a caller not asking for tokens gets.
+    assert all(np.array_equal(a, b) for a, b in zip(vectors, plain, strict=True))
+    alone = onnx_encoder.encode_tokens(TEXTS)
+    assert len(tokens) == len(TEXTS)
+    for got, want, text in zip(tokens, alone, TEXTS, strict=True):
+        # The special tokens are left out: "ok" is one word piece, the empty text none but
+        # its two special tokens (kept, as there is nothing else).
+        assert got.shape == want.shape
+        assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+        assert np.abs(got - want).max() < 1e-4, text
+    assert tokens[1].shape[0] == 1

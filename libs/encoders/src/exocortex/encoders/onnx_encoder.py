@@ -96,14 +96,14 @@ class OnnxEncoder:
         )
 
     def encode(self, texts: list[str]) -> list[Vector]:
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[Vector | None] = [None] * len(texts)
-        for start in range(0, len(order), SLICE):
-            picked = order[start : start + SLICE]
-            vectors = self._encode_slice([texts[i] for i in picked])
-            for row, index in enumerate(picked):
-                out[index] = vectors[row]
-        return [v for v in out if v is not None]
+        return self._encode(texts, tokens=False)[0]
+
+    def encode_with_tokens(
+        self, texts: list[str]
+    ) -> tuple[list[Vector], list[npt.NDArray[np.float32]]]:
+        """``encode``'s vectors (the very same: same slices, same padding) and each text's token
+        vectors (see ``encode_tokens``), both from one run of the model."""
+        return self._encode(texts, tokens=True)
 
     def encode_tokens(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
         """Each text's token vectors (the model's last hidden states, the special tokens left
@@ -112,12 +112,25 @@ class OnnxEncoder:
         out: list[npt.NDArray[np.float32]] = []
         for start in range(0, len(texts), SLICE):
             hidden, mask = self._hidden(texts[start : start + SLICE])
-            for row in range(hidden.shape[0]):
-                length = int(mask[row].sum())
-                tokens = hidden[row, 1 : length - 1] if length > 2 else hidden[row, :length]
-                norms = np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)
-                out.append((tokens / norms).astype(np.float32))
+            out.extend(_token_rows(hidden, mask))
         return out
+
+    def _encode(
+        self, texts: list[str], *, tokens: bool
+    ) -> tuple[list[Vector], list[npt.NDArray[np.float32]]]:
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[Vector | None] = [None] * len(texts)
+        token_out: list[npt.NDArray[np.float32] | None] = [None] * len(texts)
+        for start in range(0, len(order), SLICE):
+            picked = order[start : start + SLICE]
+            hidden, mask = self._hidden([texts[i] for i in picked])
+            vectors = self._pool(hidden, mask)
+            rows = _token_rows(hidden, mask) if tokens else []
+            for row, index in enumerate(picked):
+                out[index] = vectors[row]
+                if tokens:
+                    token_out[index] = rows[row]
+        return [v for v in out if v is not None], [t for t in token_out if t is not None]
 
     def _hidden(self, texts: list[str]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
         """The last hidden states of a padded batch, and its attention mask."""
@@ -134,11 +147,26 @@ class OnnxEncoder:
         )[0]
         return hidden, mask
 
-    def _encode_slice(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        hidden, mask = self._hidden(texts)
+    def _pool(
+        self, hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float32]:
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         if self._pipeline.normalize:
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         result: npt.NDArray[np.float32] = pooled.astype(np.float32)
         return result
+
+
+def _token_rows(
+    hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]
+) -> list[npt.NDArray[np.float32]]:
+    """Each row's token vectors without its first and last token ([CLS], [SEP]) and padding,
+    each of unit length."""
+    out: list[npt.NDArray[np.float32]] = []
+    for row in range(hidden.shape[0]):
+        length = int(mask[row].sum())
+        tokens = hidden[row, 1 : length - 1] if length > 2 else hidden[row, :length]
+        norms = np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)
+        out.append((tokens / norms).astype(np.float32))
+    return out

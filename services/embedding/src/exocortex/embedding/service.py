@@ -9,6 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import InvalidArgument
 from exocortex.core.logging import get_logger
@@ -17,11 +20,17 @@ from exocortex.encoders import Encoder
 
 log = get_logger(__name__)
 
+Tokens = npt.NDArray[np.float32]
+# What a batch answers: the vectors, and the token vectors when any request in it asked for them
+# and the encoder can give them (from the same run of the model).
+_Answer = tuple[list[Vector], list[Tokens] | None]
+
 
 @dataclass
 class _Pending:
     texts: list[str]
-    future: asyncio.Future[list[Vector]] = field(repr=False)
+    future: asyncio.Future[_Answer] = field(repr=False)
+    tokens: bool = False
 
 
 class MicroBatcher:
@@ -64,19 +73,32 @@ class MicroBatcher:
             lane.executor.shutdown(wait=False, cancel_futures=True)
 
     async def embed(self, texts: list[str], *, priority: int = 1) -> list[Vector]:
+        return (await self._embed(texts, priority, tokens=False))[0]
+
+    async def embed_with_tokens(
+        self, texts: list[str], *, priority: int = 1
+    ) -> tuple[list[Vector], list[Tokens] | None]:
+        """The vectors and each text's token vectors from the same run of the model (None when
+        the encoder cannot give token vectors)."""
+        return await self._embed(texts, priority, tokens=True)
+
+    async def _embed(self, texts: list[str], priority: int, *, tokens: bool) -> _Answer:
         if not texts:
-            return []
+            return [], [] if tokens else None
         lane = self._lanes[0 if priority == 0 else 1]
         # A large request is queued in max_batch slices, so it cannot hold the model for long.
         loop = asyncio.get_running_loop()
-        futures: list[asyncio.Future[list[Vector]]] = []
+        futures: list[asyncio.Future[_Answer]] = []
         for start in range(0, len(texts), self._max_batch):
-            future: asyncio.Future[list[Vector]] = loop.create_future()
-            pending = _Pending(texts[start : start + self._max_batch], future)
+            future: asyncio.Future[_Answer] = loop.create_future()
+            pending = _Pending(texts[start : start + self._max_batch], future, tokens)
             await lane.queue.put((next(self._arrivals), pending))
             futures.append(future)
         parts = await asyncio.gather(*futures)
-        return [v for part in parts for v in part]
+        vectors = [v for part, _ in parts for v in part]
+        if not tokens or any(t is None for _, t in parts):
+            return vectors, None
+        return vectors, [t for _, part in parts for t in part or []]
 
     async def _loop(self, lane: _Lane) -> None:
         loop = asyncio.get_running_loop()
@@ -102,8 +124,16 @@ class MicroBatcher:
                 size += len(item.texts)
             texts = [t for item in batch for t in item.texts]
             start = time.perf_counter()
+            # One run of the model either way: the token vectors are what it pools.
+            with_tokens = getattr(self._model, "encode_with_tokens", None)
+            if not any(item.tokens for item in batch):
+                with_tokens = None
+            tokens: list[Tokens] | None = None
             try:
-                vectors = await loop.run_in_executor(lane.executor, self._model.encode, texts)
+                if with_tokens is not None:
+                    vectors, tokens = await loop.run_in_executor(lane.executor, with_tokens, texts)
+                else:
+                    vectors = await loop.run_in_executor(lane.executor, self._model.encode, texts)
             except Exception as exc:
                 for item in batch:
                     if not item.future.done():
@@ -116,7 +146,10 @@ class MicroBatcher:
             for item in batch:
                 n = len(item.texts)
                 if not item.future.done():
-                    item.future.set_result(vectors[offset : offset + n])
+                    mine = tokens[offset : offset + n] if tokens is not None else None
+                    item.future.set_result(
+                        (vectors[offset : offset + n], mine if item.tokens else None)
+                    )
                 offset += n
 
 

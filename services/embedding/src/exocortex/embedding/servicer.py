@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import grpc
 
+from exocortex.core.domain import token_vectors
 from exocortex.core.domain.vectors import to_bytes
 from exocortex.embedding.service import MicroBatcher, validate_texts
 from exocortex.embedding.settings import EmbeddingSettings
@@ -29,8 +30,18 @@ class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServicer):
             max_chars=self._settings.max_chars_per_text,
         )
         query = request.kind == embedding_pb2.EMBED_KIND_QUERY
-        vectors = await self._batcher.embed(texts, priority=0 if query else 1)
-        return embedding_pb2.EmbedResponse(vectors=[to_bytes(v) for v in vectors], model=self._info)
+        priority = 0 if query else 1
+        if not request.with_tokens:
+            vectors = await self._batcher.embed(texts, priority=priority)
+            return embedding_pb2.EmbedResponse(
+                vectors=[to_bytes(v) for v in vectors], model=self._info
+            )
+        vectors, tokens = await self._batcher.embed_with_tokens(texts, priority=priority)
+        return embedding_pb2.EmbedResponse(
+            vectors=[to_bytes(v) for v in vectors],
+            model=self._info,
+            tokens=[token_vectors.pack(t) for t in tokens or []],
+        )
 
     async def GetModelInfo(
         self, request: embedding_pb2.GetModelInfoRequest, context: grpc.aio.ServicerContext

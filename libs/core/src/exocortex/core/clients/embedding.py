@@ -40,6 +40,35 @@ class EmbeddingClient:
         self.dimensions = reply.model.dimensions
         return [from_bytes(v) for v in reply.vectors]
 
+    async def embed_with_tokens(
+        self, texts: list[str], *, deadline_seconds: float | None = None
+    ) -> tuple[list[Vector], list[bytes] | None]:
+        """Passage vectors of ``texts`` and, from the same run of the model, each text's token
+        vectors packed as ``token_vectors.pack`` does (None when the service's encoder cannot
+        give them)."""
+        if not texts:
+            return [], []
+        try:
+            reply = await self._stub.Embed(
+                embedding_pb2.EmbedRequest(
+                    texts=texts, kind=embedding_pb2.EMBED_KIND_PASSAGE, with_tokens=True
+                ),
+                timeout=deadline_seconds or self._timeout,
+            )
+        except grpc.aio.AioRpcError as exc:
+            error = from_rpc_error(exc, peer="embedding")
+            if isinstance(error, Unavailable):
+                raise Unavailable(
+                    "the embedding service is unavailable, so nothing was stored or searched "
+                    "semantically; try again when it is back"
+                ) from exc
+            raise error from exc
+        self.fingerprint = reply.model.fingerprint
+        self.dimensions = reply.model.dimensions
+        vectors = [from_bytes(v) for v in reply.vectors]
+        tokens = list(reply.tokens) if len(reply.tokens) == len(texts) else None
+        return vectors, tokens
+
     async def model_info(self) -> embedding_pb2.ModelInfo:
         try:
             info: embedding_pb2.ModelInfo = await self._stub.GetModelInfo(

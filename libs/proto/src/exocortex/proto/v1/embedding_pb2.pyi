@@ -43,7 +43,12 @@ class EmbedRequest(_message.Message):
 
     TEXTS_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    WITH_TOKENS_FIELD_NUMBER: _builtins.int
     kind: Global___EmbedKind.ValueType
+    with_tokens: _builtins.bool
+    """Also return each text's token vectors from the same model pass (late-interaction
+    re-scoring); callers that do not ask pay nothing.
+    """
     @_builtins.property
     def texts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -51,10 +56,11 @@ class EmbedRequest(_message.Message):
         *,
         texts: _abc.Iterable[_builtins.str] | None = ...,
         kind: Global___EmbedKind.ValueType = ...,
+        with_tokens: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "texts", b"texts"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "texts", b"texts", "with_tokens", b"with_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -66,21 +72,30 @@ class EmbedResponse(_message.Message):
 
     VECTORS_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
+    TOKENS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def vectors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
         """One L2-normalised float32 little-endian vector per input text, in order."""
 
     @_builtins.property
     def model(self) -> Global___ModelInfo: ...
+    @_builtins.property
+    def tokens(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
+        """With with_tokens: one entry per input text, in order, each the text's token vectors (the
+        special tokens left out, at most 128 of them) as int8 rows of `dimensions` bytes, each a
+        unit vector x 127. Empty when the encoder cannot give them.
+        """
+
     def __init__(
         self,
         *,
         vectors: _abc.Iterable[_builtins.bytes] | None = ...,
         model: Global___ModelInfo | None = ...,
+        tokens: _abc.Iterable[_builtins.bytes] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["model", b"model"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["model", b"model", "vectors", b"vectors"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["model", b"model", "tokens", b"tokens", "vectors", b"vectors"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
