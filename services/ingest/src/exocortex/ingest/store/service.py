@@ -19,7 +19,7 @@ from exocortex.core.repositories import bulk, memories
 from exocortex.core.repositories.memories import NewMemory
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.ingest import events, metrics
-from exocortex.ingest.store import children, merge, repository, variants
+from exocortex.ingest.store import children, merge, repository, tokens, variants
 from exocortex.ingest.store.config import WriteConfig
 from exocortex.ingest.store.group import GroupCommitter
 from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
@@ -87,8 +87,10 @@ class StoreService:
                 supersede = (existing["id"], 1.0)
 
         # Embedding happens before any write: if the model is away the store fails (503) and
-        # nothing is half-written.
-        vectors = await self.embedder.embed(p.embed_texts())
+        # nothing is half-written. The token vectors come from the same run (see tokens).
+        vectors, token_vectors = await tokens.embed(
+            self.embedder, p.embed_texts(), keep=not p.chunks
+        )
 
         if supersede is None and p.semantic_dedup_eligible(config):
             match = await self.semantic_match(p, vectors[0], config)
@@ -124,7 +126,10 @@ class StoreService:
                 else:
                     supersede = (existing["id"], similarity)
 
-        return await self.create(p, vectors, supersede)
+        created = await self.create(p, vectors, supersede)
+        if created.dedup_action in ("created", "superseded"):
+            await tokens.keep(self.pool, self.embedder, created.memory.id, p.content, token_vectors)
+        return created
 
     async def store_child(self, p: Prepared, parent_id: str) -> StoreResult:
         """Store ``p`` as a child of ``parent_id``: never chunked nor deduplicated (a part of

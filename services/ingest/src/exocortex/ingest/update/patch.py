@@ -29,6 +29,8 @@ class Patch:
     # which the writer rebuilds on the locked row when another write came first.
     metadata_changes: dict[str, Any] | None = None
     explicit_is_metadata: bool = False
+    # The new text's token vectors, from the run that made its vector (see store/tokens.py).
+    tokens: bytes | None = None
 
 
 def merge_metadata(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

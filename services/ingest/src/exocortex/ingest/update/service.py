@@ -17,7 +17,7 @@ from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import bulk, memories
 from exocortex.core.repositories.memories import NewMemory
 from exocortex.ingest import events
-from exocortex.ingest.store import validation
+from exocortex.ingest.store import tokens, validation
 from exocortex.ingest.store.config import WriteConfig
 from exocortex.ingest.store.model import Row
 from exocortex.ingest.store.prepare import ATTRIBUTION, Prepared, chunks_for
@@ -65,6 +65,11 @@ class UpdateService:
             new_rows = await self._rechunk(current, patch, config) if patch.content_changed else []
             written = await self._write(req, current, patch, new_rows, config)
             if written is not None:
+                if patch.content_changed:
+                    made_from = patch.columns["content"]
+                    await tokens.keep(
+                        self._pool, self._ingest.embedder, req.id, made_from, patch.tokens
+                    )
                 return written
             log.info("memory changed while its update was prepared; retrying", memory_id=req.id)
         raise Conflict(
@@ -112,7 +117,9 @@ class UpdateService:
             keywords="",
             chunks=chunks_for(content, config),
         )
-        vectors = await self._ingest.embedder.embed(prepared.embed_texts())
+        vectors, patch.tokens = await tokens.embed(
+            self._ingest.embedder, prepared.embed_texts(), keep=not prepared.chunks
+        )
         built = build_rows(
             prepared,
             vectors,

@@ -1,0 +1,41 @@
+"""A memory's stored token vectors (table ``memory_tokens``, see migration 0020): written by
+ingest with the memory's vector, read by search's late-interaction re-scoring. A change of the
+memory's content or embedding model deletes them (a trigger); deleting the memory deletes them
+(ON DELETE CASCADE)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import AsyncConnection
+
+Conn = AsyncConnection[Any]
+
+# Only while the memory still holds the text they were made from, under the model that made
+# them: a write that lost a race with an edit stores nothing rather than stale tokens.
+_PUT_SQL = """
+INSERT INTO memory_tokens (memory_id, model, dimensions, tokens)
+SELECT m.id, %(model)s, %(dimensions)s, %(tokens)s
+  FROM memories m
+ WHERE m.id = %(id)s AND m.content = %(content)s AND m.embedding_model = %(model)s
+ON CONFLICT (memory_id) DO UPDATE
+   SET model = EXCLUDED.model, dimensions = EXCLUDED.dimensions, tokens = EXCLUDED.tokens
+"""
+
+
+async def put(
+    conn: Conn, memory_id: str, content: str, *, model: str, dimensions: int, tokens: bytes
+) -> bool:
+    """Keep ``tokens`` (``token_vectors.pack``'s bytes) for ``memory_id`` if it still holds
+    ``content`` embedded by ``model``. True when they were written."""
+    cur = await conn.execute(
+        _PUT_SQL,
+        {
+            "id": memory_id,
+            "content": content,
+            "model": model,
+            "dimensions": dimensions,
+            "tokens": tokens,
+        },
+    )
+    return cur.rowcount == 1

@@ -1,0 +1,59 @@
+"""Token vectors kept with a memory (late-interaction re-scoring, see retrieval's
+``search/rerank.py``): the embedding service gives them with the memory's vector from the same
+run of the model, and they are written next to the memory once it is committed, so search reads
+them instead of running the model on its results.
+
+Kept for a memory embedded as one text (not for one split into chunks, whose root vector is not
+its text's); a memory without them is encoded at search time as before. Writing them is best
+effort: the memory is already stored, and a failure only costs that later encoding.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from exocortex.core.db.pool import Pool
+from exocortex.core.domain.vectors import Vector
+from exocortex.core.logging import get_logger
+from exocortex.core.repositories import tokens as repository
+
+log = get_logger(__name__)
+
+
+class Embedder(Protocol):
+    fingerprint: str
+    dimensions: int
+
+    async def embed(self, texts: list[str]) -> list[Vector]: ...
+
+
+async def embed(
+    embedder: Embedder, texts: list[str], *, keep: bool
+) -> tuple[list[Vector], bytes | None]:
+    """``texts``' vectors and, when ``keep`` and there is one text, its packed token vectors
+    from the same request (None when not asked for or not given)."""
+    with_tokens = getattr(embedder, "embed_with_tokens", None)
+    if not keep or len(texts) != 1 or with_tokens is None:
+        return await embedder.embed(texts), None
+    vectors, tokens = await with_tokens(texts)
+    return vectors, tokens[0] if tokens else None
+
+
+async def keep(
+    pool: Pool, embedder: Embedder, memory_id: str, content: str, tokens: bytes | None
+) -> None:
+    """Write ``tokens`` for ``memory_id`` (made from ``content``), if given."""
+    if tokens is None:
+        return
+    try:
+        async with pool.connection() as conn:
+            await repository.put(
+                conn,
+                memory_id,
+                content,
+                model=embedder.fingerprint,
+                dimensions=embedder.dimensions,
+                tokens=tokens,
+            )
+    except Exception as exc:
+        log.warning("token vectors not kept; search encodes the memory", error=str(exc))
