@@ -18,6 +18,14 @@ SEARCH_ROWS = Counter(
     "Search candidates ranked (kind=candidate) and rows read from Postgres for them (kind=read)",
     ["kind"],
 )
+# Where re-scoring found the head's token vectors: kept in memory, stored with the memory when it
+# was embedded, or encoded during the search (memories stored before they were kept).
+RERANK_TOKENS = Counter(
+    "exo_retrieval_rerank_tokens_total",
+    "Memories re-scored by late interaction, by where their token vectors came from "
+    "(source=cached|stored|encoded)",
+    ["source"],
+)
 TIME_TO_SEARCHABLE = Histogram(
     "exo_retrieval_time_to_searchable_seconds",
     "From a memory's commit to its projection being searchable",

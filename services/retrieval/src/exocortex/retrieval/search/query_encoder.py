@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from exocortex.core.domain import token_vectors
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
+from exocortex.retrieval.search.lru import LruCache
 
 if TYPE_CHECKING:
     from exocortex.core.clients.embedding import EmbeddingClient
@@ -39,6 +41,9 @@ Precision = Literal["int8", "float32"]
 # so 0.98 passes a sound copy and stops a broken one.
 AGREEMENT: dict[Precision, float] = {"float32": 0.9999, "int8": 0.98}
 PROBE = "Why did the team move the payment queue after Tuesday's outage?"
+# Queries whose token vectors are kept from the run that made their vector (int8, ~4 KB each
+# for a ten-word query), as many as the query vectors search keeps.
+QUERY_TOKENS_KEPT = 2048
 
 
 class NotUsable(Exception):
@@ -65,14 +70,29 @@ class LocalQueryEncoder:
         self._encoder = encoder
         self._remote = remote
         self._executor = ThreadPoolExecutor(max(1, workers), thread_name_prefix="query-encoder")
+        # A query's token vectors (late-interaction re-scoring), from the same run of the model
+        # as its vector: keeping them costs a copy of ~10 rows, not another run.
+        self._query_tokens: LruCache[str, bytes] = LruCache(QUERY_TOKENS_KEPT)
+        self._dimensions = int(getattr(self.info, "dimensions", 0) or 0)
 
     async def embed(self, texts: list[str], *, query: bool = False) -> list[Vector]:
         loop = asyncio.get_running_loop()
+        with_tokens = getattr(self._encoder, "encode_with_tokens", None)
         try:
+            if query and with_tokens is not None and self._dimensions > 0:
+                vectors, tokens = await loop.run_in_executor(self._executor, with_tokens, texts)
+                for text, rows in zip(texts, tokens, strict=True):
+                    self._query_tokens.put(text, token_vectors.pack(rows))
+                return list(vectors)
             return await loop.run_in_executor(self._executor, self._encoder.encode, texts)
         except Exception as exc:  # never fail a search on the local copy; the service has one
             log.warning("local query encoder failed; asking the embedding service", error=str(exc))
             return await self._remote.embed(texts, query=query)
+
+    def query_tokens(self, query: str) -> npt.NDArray[np.float32] | None:
+        """The token vectors kept when ``query``'s vector was made here, if they still are."""
+        kept = self._query_tokens.get(query)
+        return token_vectors.unpack(kept, self._dimensions) if kept is not None else None
 
     async def tokens(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
         """Each text's unit token vectors (late-interaction re-scoring), or None when this

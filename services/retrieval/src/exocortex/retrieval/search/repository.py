@@ -15,6 +15,8 @@ from psycopg.rows import RowMaker
 
 from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
+from exocortex.core.domain import token_vectors
+from exocortex.core.domain.token_vectors import Tokens
 from exocortex.core.domain.vectors import Vector, from_bytes
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import memories
@@ -309,6 +311,28 @@ async def context_vectors(conn: Conn, ids: Sequence[str]) -> dict[str, Vector]:
         return {}
     cur = await conn.execute(_CONTEXT_SQL, {"ids": TextArray(ids)})
     return {row["id"]: from_bytes(row["context_embedding"]) for row in await cur.fetchall()}
+
+
+_TOKENS_SQL = """
+SELECT memory_id, dimensions, tokens FROM memory_tokens
+ WHERE memory_id = ANY(%(ids)s) AND model = %(model)s
+"""
+
+
+async def stored_tokens(conn: Conn, ids: Sequence[str], model: str) -> dict[str, Tokens]:
+    """The token vectors stored with those of ``ids`` that have them for ``model`` (made with
+    their vector; see ingest's ``store/tokens.py``). A memory whose content or model changed
+    has none: the change deletes them."""
+    if not ids or not model:
+        return {}
+    cur = await conn.execute(_TOKENS_SQL, {"ids": TextArray(ids), "model": model})
+    out: dict[str, Tokens] = {}
+    for row in await cur.fetchall():
+        try:
+            out[row["memory_id"]] = token_vectors.unpack(row["tokens"], row["dimensions"])
+        except ValueError:  # damaged bytes: the memory is encoded as if it had none
+            continue
+    return out
 
 
 _ENTITY_TERMS = """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 
 from exocortex.core.db.pool import Pool
@@ -287,24 +287,42 @@ class SearchService:
         self, query: str, scored: list[ScoredMemory], cfg: rerank.RerankSettings
     ) -> list[ScoredMemory]:
         """``scored`` with its head ordered again by late interaction (see ``rerank``); as it
-        was when the query encoder cannot give token vectors."""
+        was when the query encoder cannot give token vectors. The head's token vectors come
+        from memory, else from those stored with each memory when it was embedded (one
+        statement), else (memories stored before they were kept) they are encoded here."""
         tokens_of = getattr(self._embedder, "tokens", None)
         if tokens_of is None:
             return scored
         head = scored[: cfg.candidates]
-        missing = [s for s in head if self._tokens.get((s.memory.id, s.memory.version)) is None]
-        got = await metrics.timed(
-            "rerank", tokens_of([query, *(s.memory.content for s in missing)])
-        )
-        if not got:
-            return scored
-        for item, tokens in zip(missing, got[1:], strict=True):
-            self._tokens.put((item.memory.id, item.memory.version), tokens)
-        similarity: dict[str, float] = {}
+        found: dict[str, rerank.Tokens] = {}
         for item in head:
-            tokens = self._tokens.get((item.memory.id, item.memory.version))
-            if tokens is not None:
-                similarity[item.memory.id] = rerank.maxsim(got[0], tokens)
+            kept = self._tokens.get((item.memory.id, item.memory.version))
+            if kept is not None:
+                found[item.memory.id] = kept
+        metrics.RERANK_TOKENS.labels("cached").inc(len(found))
+        unread = [s for s in head if s.memory.id not in found]
+        query_tokens, stored = await asyncio.gather(
+            self._query_tokens(query, tokens_of), self._stored_tokens(unread)
+        )
+        if query_tokens is None:
+            return scored
+        metrics.RERANK_TOKENS.labels("stored").inc(len(stored))
+        missing = [s for s in unread if s.memory.id not in stored]
+        encoded: list[rerank.Tokens] = []
+        if missing:
+            encoded = (
+                await metrics.timed("rerank", tokens_of([s.memory.content for s in missing])) or []
+            )
+            metrics.RERANK_TOKENS.labels("encoded").inc(len(encoded))
+        for item, tokens in [
+            *((s, stored[s.memory.id]) for s in unread if s.memory.id in stored),
+            *zip(missing, encoded, strict=False),
+        ]:
+            self._tokens.put((item.memory.id, item.memory.version), tokens)
+            found[item.memory.id] = tokens
+        similarity = {
+            memory_id: rerank.maxsim(query_tokens, tokens) for memory_id, tokens in found.items()
+        }
         order = rerank.reorder([s.memory.id for s in head], similarity, cfg.weight)
         by_id = {s.memory.id: s for s in head}
         # The head's scores, best first, handed out in the new order: results stay sorted.
@@ -312,6 +330,34 @@ class SearchService:
         for memory_id, score in zip(order, scores, strict=True):
             by_id[memory_id].score = score
         return [by_id[i] for i in order] + scored[cfg.candidates :]
+
+    async def _query_tokens(
+        self, query: str, tokens_of: Callable[[list[str]], Awaitable[list[rerank.Tokens] | None]]
+    ) -> rerank.Tokens | None:
+        """The query's token vectors: those the query encoder kept from the run that made the
+        query's vector, else encoded now."""
+        kept_of = getattr(self._embedder, "query_tokens", None)
+        kept = kept_of(query) if kept_of is not None else None
+        if kept is not None:
+            return kept  # type: ignore[no-any-return]
+        got = await metrics.timed("rerank_query", tokens_of([query]))
+        return got[0] if got else None
+
+    async def _stored_tokens(self, head: list[ScoredMemory]) -> dict[str, rerank.Tokens]:
+        """The token vectors stored with ``head``'s memories for the model this process runs
+        (one statement); none when they cannot be read (those memories are then encoded)."""
+        model = getattr(getattr(self._embedder, "info", None), "fingerprint", "")
+        if not head or not model:
+            return {}
+        try:
+            async with self._pool.connection() as conn:
+                return await metrics.timed(
+                    "rerank_read",
+                    repository.stored_tokens(conn, [s.memory.id for s in head], model),
+                )
+        except Exception as exc:  # re-scoring only reorders the head; never fail a search
+            log.warning("stored token vectors unavailable; encoding the head", error=str(exc))
+            return {}
 
     async def _hydrate(self, ids: list[str]) -> dict[str, Candidate]:
         """The rows, each with what the quality and goal signals need beyond it (one
