@@ -85,3 +85,27 @@ async def prune_outbox(conn: Conn, days: int, dry_run: bool) -> int:
         return int(row["n"]) if row else 0
     cur = await conn.execute(f"DELETE FROM outbox WHERE {where}", (days,))
     return cur.rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class WithoutTokens:
+    id: str
+    content: str
+
+
+async def without_tokens(conn: Conn, fingerprint: str, limit: int) -> list[WithoutTokens]:
+    """Active roots embedded whole by the running model that keep no token vectors (stored
+    before they were kept, restored from a backup, merged, imported), oldest first."""
+    async with conn.cursor(row_factory=class_row(WithoutTokens)) as cur:
+        await cur.execute(
+            """
+            SELECT m.id, m.content
+              FROM memories m
+             WHERE m.is_active AND m.parent_id IS NULL AND m.embedding IS NOT NULL
+               AND m.embedding_model = %s
+               AND NOT EXISTS (SELECT 1 FROM memory_tokens t WHERE t.memory_id = m.id)
+             ORDER BY m.id LIMIT %s
+            """,
+            (fingerprint, limit),
+        )
+        return await cur.fetchall()

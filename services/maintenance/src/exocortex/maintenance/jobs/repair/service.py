@@ -1,6 +1,9 @@
 """The repair job: re-embed what has no vector (or, with ``stale_model``, another model's)
-through the embedding service, in batches that yield between them; prune published outbox rows.
-Each re-embedded row gets a new version and an event, so the vector index follows."""
+through the embedding service, in batches that yield between them; keep token vectors for the
+memories that have none (late-interaction re-scoring: those stored before they were kept, or
+brought back by a path that does not keep them); prune published outbox rows. Each re-embedded
+row gets a new version and an event, so the vector index follows, and its token vectors from
+the same run of the model."""
 
 from __future__ import annotations
 
@@ -9,7 +12,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from exocortex.core.clients.embedding import EmbeddingClient
+from exocortex.core.db.pool import Pool
 from exocortex.core.domain.vectors import to_bytes
+from exocortex.core.repositories import tokens as token_repository
 from exocortex.maintenance import events
 from exocortex.maintenance.jobs.base import JobContext, Params, Report
 from exocortex.maintenance.jobs.repair import repository
@@ -19,6 +25,7 @@ class RepairParams(Params):
     reembed: bool = True
     stale_model: bool = True
     limit: int = Field(default=10_000, ge=1, le=1_000_000)
+    tokens: bool = Field(default=True, description="keep token vectors for memories that have none")
     batch: int = Field(default=64, ge=1, le=512)
     prune_outbox_days: int = Field(default=7, ge=0, le=3650, description="0: keep the outbox")
 
@@ -27,7 +34,8 @@ class RepairJob:
     name = "repair"
     description = (
         "Re-embeds active rows with no vector or another model's (not chunked parents nor "
-        "benchmark items) and prunes published outbox rows."
+        "benchmark items), keeps token vectors for memories that have none and prunes "
+        "published outbox rows."
     )
     scope: Literal["global"] = "global"
     schedule = "0 3 * * *"
@@ -47,7 +55,7 @@ class RepairJob:
             if not ctx.dry_run:
                 for start in range(0, len(rows), params.batch):
                     batch = rows[start : start + params.batch]
-                    vectors = await ctx.deps.embedding.embed(
+                    vectors, tokens = await ctx.deps.embedding.embed_with_tokens(
                         [r.content for r in batch], deadline_seconds=120
                     )
                     async with ctx.deps.pool.connection() as conn, conn.transaction():
@@ -62,6 +70,17 @@ class RepairJob:
                         )
                         await events.emit(conn, changed, "updated")
                     embedded += len(changed)
+                    # The old model's token vectors went with its vector (a trigger).
+                    done = {c.memory_id for c in changed}
+                    await _keep_tokens(
+                        ctx.deps.pool,
+                        info.fingerprint,
+                        info.dimensions,
+                        [(r.id, r.content) for r in batch if r.id in done],
+                        None
+                        if tokens is None
+                        else [t for r, t in zip(batch, tokens, strict=True) if r.id in done],
+                    )
                     await ctx.step("re-embedding", start + len(batch), len(rows))
             report |= {
                 "model": info.fingerprint,
@@ -69,6 +88,8 @@ class RepairJob:
                 "processed": embedded,
                 "failed": 0,
             }
+        if params.tokens:
+            report["tokens"] = await _backfill_tokens(ctx, params)
         outbox = 0
         if params.prune_outbox_days:
             async with ctx.deps.pool.connection() as conn:
@@ -77,3 +98,50 @@ class RepairJob:
         if not ctx.dry_run:
             report["changes"] = {"reembedded": embedded, "outbox_pruned": outbox}
         return report
+
+
+async def _backfill_tokens(ctx: JobContext, params: RepairParams) -> dict[str, int]:
+    """Token vectors for up to ``limit`` memories of the running model that keep none: each
+    batch is one embedding request (its vectors are not used; the stored ones stay)."""
+    embedding: EmbeddingClient = ctx.deps.embedding
+    info = await embedding.model_info()
+    async with ctx.deps.pool.connection() as conn:
+        rows = await repository.without_tokens(conn, info.fingerprint, params.limit)
+    kept = 0
+    if not ctx.dry_run:
+        for start in range(0, len(rows), params.batch):
+            batch = rows[start : start + params.batch]
+            _, tokens = await embedding.embed_with_tokens(
+                [r.content for r in batch], deadline_seconds=120
+            )
+            if tokens is None:  # the service's encoder gives none: nothing to keep
+                break
+            kept += await _keep_tokens(
+                ctx.deps.pool,
+                info.fingerprint,
+                info.dimensions,
+                [(r.id, r.content) for r in batch],
+                tokens,
+            )
+            await ctx.step("token vectors", start + len(batch), len(rows))
+    return {"missing": len(rows), "kept": kept}
+
+
+async def _keep_tokens(
+    pool: Pool,
+    model: str,
+    dimensions: int,
+    rows: list[tuple[str, str]],
+    tokens: list[bytes] | None,
+) -> int:
+    """Write each row's token vectors (one transaction); a row whose text changed meanwhile
+    keeps none. Returns how many were written."""
+    if not tokens or not rows:
+        return 0
+    written = 0
+    async with pool.connection() as conn, conn.transaction():
+        for (memory_id, content), packed in zip(rows, tokens, strict=True):
+            written += await token_repository.put(
+                conn, memory_id, content, model=model, dimensions=dimensions, tokens=packed
+            )
+    return written
