@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from exocortex.testing.wait import until
+
 if TYPE_CHECKING:
     from conftest import Exo
 
@@ -175,6 +177,14 @@ def test_an_export_is_restored_exactly_and_a_second_restore_changes_nothing(
 ) -> None:
     kept = exo.json("add", "The staging database is wiped every Sunday", "-n", namespace)
     lost = exo.json("add", "Feature flags live in the flags service", "-n", namespace)
+    # Exported once enrichment is through with both: its write moves a memory's version, and a
+    # restore rightly counts a memory that moved past the export as changed, not skipped.
+    for memory in (kept, lost):
+        until(
+            lambda memory=memory: exo.json("get", memory["id"])["enrichment_status"],
+            what=f"enrichment finished with {memory['id']}",
+            accept=lambda status: status == "done",
+        )
     backup = tmp_path / "backup.json"
     assert exo("export", str(backup), "-n", namespace).exit_code == 0
     exo.json("forget", lost["id"], "--yes")
