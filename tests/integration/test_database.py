@@ -27,7 +27,7 @@ TABLES = {
     "search_impressions", "memory_usage", "co_retrievals", "search_misses", "consolidations",
     "contradictions", "settings", "retrieval_regression_baselines", "retrieval_regression_runs",
     "observability_counters", "job_runs", "outbox", "pending_fetches", "memory_audit",
-    "importance_marks",
+    "importance_marks", "memory_tokens",
 }  # fmt: skip
 
 
