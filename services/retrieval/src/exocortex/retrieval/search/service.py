@@ -99,6 +99,9 @@ class SearchService:
         # Token vectors of memories for re-scoring, by (id, version): a changed memory is
         # encoded again. About 50 KB each at 30 tokens: 2,048 of them is about 100 MB at most.
         self._tokens: LruCache[tuple[str, int], rerank.Tokens] = LruCache(2048)
+        # The version each of those is kept at, by id: what a search can check before it has
+        # read the rows (see _prefetch_tokens).
+        self._token_versions: LruCache[str, int] = LruCache(2048)
         self._max_access = MaxAccess(pool)
         # The arrival neighbours' stored vectors, by id and version (see stored_vectors).
         self._stored_vectors = StoredVectors()
@@ -182,6 +185,8 @@ class SearchService:
         }
         fused = fuse(lists, weights, cfg.rrf_k)
         ids = [f.memory_id for f in best_first(fused)]
+        rerank_cfg = rerank.RerankSettings.from_settings(settings)
+        prefetched = self._prefetch_tokens(ids, rerank_cfg)
         # RRF mode reads the best candidates' rows first and the rest only if they can still
         # reach the page (see bounds); the legacy score has no such bound, so it reads them all.
         head = ids[: max(HEAD_MIN, 2 * wanted)] if cfg.use_rrf else ids
@@ -228,9 +233,8 @@ class SearchService:
         metrics.SEARCH_ROWS.labels("candidate").inc(len(pool))
         metrics.SEARCH_ROWS.labels("read").inc(len(pool) - unread)
         scored.sort(key=lambda s: (-s.score, s.memory.id))
-        rerank_cfg = rerank.RerankSettings.from_settings(settings)
         if rerank_cfg.enabled and len(scored) > 1:
-            scored = await self._reranked(query, scored, rerank_cfg)
+            scored = await self._reranked(query, scored, rerank_cfg, prefetched)
         scored = dated.dated_first(query, scored, dated.weight(settings))
         coverage_cfg = coverage.CoverageSettings.from_settings(settings)
         if coverage_cfg.enabled and len(scored) > 1:
@@ -283,13 +287,30 @@ class SearchService:
             return roots
         return context.rerank(roots, contexts, query_vector, context_weight)
 
+    def _prefetch_tokens(
+        self, ids: list[str], cfg: rerank.RerankSettings
+    ) -> asyncio.Task[dict[str, rerank.Tokens]] | None:
+        """The stored token vectors of the best fused candidates not kept in memory, read while
+        the rows are (the head after scoring is mostly among them; the rest is read after)."""
+        if not cfg.enabled or getattr(self._embedder, "tokens", None) is None:
+            return None
+        wanted = [i for i in ids[: cfg.candidates] if self._token_versions.get(i) is None]
+        if not wanted:
+            return None
+        return asyncio.create_task(self._stored_tokens(wanted))
+
     async def _reranked(
-        self, query: str, scored: list[ScoredMemory], cfg: rerank.RerankSettings
+        self,
+        query: str,
+        scored: list[ScoredMemory],
+        cfg: rerank.RerankSettings,
+        prefetched: asyncio.Task[dict[str, rerank.Tokens]] | None = None,
     ) -> list[ScoredMemory]:
         """``scored`` with its head ordered again by late interaction (see ``rerank``); as it
         was when the query encoder cannot give token vectors. The head's token vectors come
-        from memory, else from those stored with each memory when it was embedded (one
-        statement), else (memories stored before they were kept) they are encoded here."""
+        from memory, else from those stored with each memory when it was embedded (those of
+        the best fused candidates read beside the rows, the rest in one statement here), else
+        (memories stored before they were kept) they are encoded here."""
         tokens_of = getattr(self._embedder, "tokens", None)
         if tokens_of is None:
             return scored
@@ -301,13 +322,16 @@ class SearchService:
                 found[item.memory.id] = kept
         metrics.RERANK_TOKENS.labels("cached").inc(len(found))
         unread = [s for s in head if s.memory.id not in found]
-        query_tokens, stored = await asyncio.gather(
-            self._query_tokens(query, tokens_of), self._stored_tokens(unread)
+        stored = await prefetched if prefetched is not None else {}
+        query_tokens, more = await asyncio.gather(
+            self._query_tokens(query, tokens_of),
+            self._stored_tokens([s.memory.id for s in unread if s.memory.id not in stored]),
         )
+        stored |= more
         if query_tokens is None:
             return scored
-        metrics.RERANK_TOKENS.labels("stored").inc(len(stored))
         missing = [s for s in unread if s.memory.id not in stored]
+        metrics.RERANK_TOKENS.labels("stored").inc(len(unread) - len(missing))
         encoded: list[rerank.Tokens] = []
         if missing:
             encoded = (
@@ -319,6 +343,7 @@ class SearchService:
             *zip(missing, encoded, strict=False),
         ]:
             self._tokens.put((item.memory.id, item.memory.version), tokens)
+            self._token_versions.put(item.memory.id, item.memory.version)
             found[item.memory.id] = tokens
         similarity = {
             memory_id: rerank.maxsim(query_tokens, tokens) for memory_id, tokens in found.items()
@@ -343,17 +368,16 @@ class SearchService:
         got = await metrics.timed("rerank_query", tokens_of([query]))
         return got[0] if got else None
 
-    async def _stored_tokens(self, head: list[ScoredMemory]) -> dict[str, rerank.Tokens]:
-        """The token vectors stored with ``head``'s memories for the model this process runs
+    async def _stored_tokens(self, ids: list[str]) -> dict[str, rerank.Tokens]:
+        """The token vectors stored with the memories ``ids`` for the model this process runs
         (one statement); none when they cannot be read (those memories are then encoded)."""
         model = getattr(getattr(self._embedder, "info", None), "fingerprint", "")
-        if not head or not model:
+        if not ids or not model:
             return {}
         try:
             async with self._pool.connection() as conn:
                 return await metrics.timed(
-                    "rerank_read",
-                    repository.stored_tokens(conn, [s.memory.id for s in head], model),
+                    "rerank_read", repository.stored_tokens(conn, ids, model)
                 )
         except Exception as exc:  # re-scoring only reorders the head; never fail a search
             log.warning("stored token vectors unavailable; encoding the head", error=str(exc))
