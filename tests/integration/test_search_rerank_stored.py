@@ -182,3 +182,26 @@ async def test_the_repair_job_keeps_tokens_for_memories_that_have_none(
     again = await _row(exo_stack, stale)
     assert again is not None, "the re-embedded memory kept no token vectors"
     assert again["model"] == again["embedding_model"] != "an-older-model"
+
+
+async def test_an_import_keeps_the_token_vectors_of_what_it_creates(
+    api: httpx.AsyncClient, namespace: str, exo_stack: Stack
+) -> None:
+    """Imported memories get their token vectors from the import's own model run, as a single
+    store does: no later run of the model over them is needed."""
+    texts = [
+        "The quarterly planning review happens in the second week of March.",
+        "Invoices above ten thousand euros need a second signature from finance.",
+    ]
+    reply = await api.post(
+        "/api/memories/import",
+        json={"memories": [{"content": t, "namespace": namespace} for t in texts]},
+    )
+    assert reply.status_code == 200, reply.text
+    ids = [item["id"] for item in reply.json()["results"]]
+    assert len(ids) == 2
+    for memory_id in ids:
+        row = await _row(exo_stack, memory_id)
+        assert row is not None, f"no token vectors were kept with imported {memory_id}"
+        assert row["model"] == row["embedding_model"]
+        assert token_vectors.unpack(row["tokens"], row["dimensions"]).shape[0] >= 8

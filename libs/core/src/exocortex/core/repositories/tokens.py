@@ -39,3 +39,25 @@ async def put(
         },
     )
     return cur.rowcount == 1
+
+
+async def put_many(
+    conn: Conn, items: list[tuple[str, str, bytes]], *, model: str, dimensions: int
+) -> None:
+    """``put`` for many memories at once (memory id, content, tokens), in one round trip."""
+    if not items:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            _PUT_SQL,
+            [
+                {
+                    "id": memory_id,
+                    "content": content,
+                    "model": model,
+                    "dimensions": dimensions,
+                    "tokens": tokens,
+                }
+                for memory_id, content, tokens in items
+            ],
+        )

@@ -11,6 +11,7 @@ from exocortex.core.errors import ExoError, InvalidArgument
 from exocortex.core.ids import new_ids
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
+from exocortex.core.repositories import tokens as token_rows
 from exocortex.ingest import events, metrics
 from exocortex.ingest.store import repository
 from exocortex.ingest.store.config import WriteConfig
@@ -98,24 +99,60 @@ class BulkImporter:
             texts = [t for _, p in ordered for t in p.embed_texts()]
             # One embedding call for the batch; if the model is away the batch fails as a
             # whole (nothing of it was written).
-            vectors = await self._ingest.embedder.embed(
-                texts, deadline_seconds=EMBED_TIMEOUT_SECONDS
-            )
+            # The token vectors come from the same run (see store/tokens.py).
+            vectors, token_vectors = await self._embed(texts)
             by_item: dict[int, list[Any]] = {}
+            tokens_by_item: dict[int, bytes] = {}
             cursor = 0
             for i, p in ordered:
                 n = len(p.embed_texts())
                 by_item[i] = vectors[cursor : cursor + n]
+                if token_vectors is not None and n == 1 and not p.chunks:
+                    tokens_by_item[i] = token_vectors[cursor]
                 cursor += n
             await self._semantic(todo, by_item, config, results)
             if todo:
                 await self._insert(todo, by_item, config, results)
+                await self._keep_tokens(todo, tokens_by_item, results)
 
         for i, first in dup_of.items():
             results[i].dedup_action = "skipped" if results[first].id else "failed"
             results[i].id = results[first].id
             results[i].error = results[first].error
         return results
+
+    async def _embed(self, texts: list[str]) -> tuple[list[Vector], list[bytes] | None]:
+        """One embedding call for the batch; if the model is away the batch fails as a whole
+        (nothing of it was written). Each text's token vectors come with them when the
+        service gives them."""
+        embedder = self._ingest.embedder
+        with_tokens = getattr(embedder, "embed_with_tokens", None)
+        if with_tokens is None:
+            return await embedder.embed(texts, deadline_seconds=EMBED_TIMEOUT_SECONDS), None
+        vectors, tokens = await with_tokens(texts, deadline_seconds=EMBED_TIMEOUT_SECONDS)
+        return vectors, tokens
+
+    async def _keep_tokens(
+        self, created: dict[int, Prepared], tokens: dict[int, bytes], results: list[ItemResult]
+    ) -> None:
+        """Keep the token vectors of the memories the batch created, in one statement. Best
+        effort, as for a single store: the memories are stored, and a memory left without
+        them is encoded at search time or given them by the repair job."""
+        items = [
+            (str(results[i].id), p.content, tokens[i])
+            for i, p in created.items()
+            if i in tokens and results[i].dedup_action == "created" and results[i].id
+        ]
+        if not items:
+            return
+        embedder = self._ingest.embedder
+        try:
+            async with self._ingest.pool.connection() as conn:
+                await token_rows.put_many(
+                    conn, items, model=embedder.fingerprint, dimensions=embedder.dimensions
+                )
+        except Exception as exc:
+            log.warning("token vectors not kept for an import batch", error=str(exc))
 
     async def _existing_by_hash(self, items: list[Prepared]) -> dict[tuple[str, str, str], Row]:
         async with self._ingest.pool.connection() as conn:
