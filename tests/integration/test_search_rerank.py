@@ -1,5 +1,6 @@
-"""Late-interaction re-scoring on the real stack (off by default, switched on here): the head of
-the ranking is ordered again by token-level match, and results stay sorted by score."""
+"""Late-interaction re-scoring on the real stack (on by default, switched off here for the plain
+order): the head of the ranking is ordered again by token-level match, and results stay sorted
+by score."""
 
 from __future__ import annotations
 
@@ -39,15 +40,15 @@ async def _ranked(api: httpx.AsyncClient, namespace: str, query: str) -> list[tu
 async def test_the_head_is_reordered_and_stays_sorted(
     api: httpx.AsyncClient, namespace: str, exo_stack: Stack
 ) -> None:
-    assert (await api.get("/api/settings")).json()["search.rerank_candidates"] == "0"
+    assert (await api.get("/api/settings")).json()["search.rerank_candidates"] == "20"
     ids = [await store(api, namespace, note) for note in NOTES]
     # Scores are compared across the two passes: enrichment (entities, links, keywords)
     # landing between them would move them.
     await wait_all_enriched(api, *ids)
     await wait_projector_drained(exo_stack)
-    plain = {q: await _ranked(api, namespace, q) for q in QUERIES}
-    async with patched_settings(api, exo_stack.nats_url, {"search.rerank_candidates": "20"}):
-        again = {q: await _ranked(api, namespace, q) for q in QUERIES}
+    async with patched_settings(api, exo_stack.nats_url, {"search.rerank_candidates": "0"}):
+        plain = {q: await _ranked(api, namespace, q) for q in QUERIES}
+    again = {q: await _ranked(api, namespace, q) for q in QUERIES}
     for query in QUERIES:
         before, after = plain[query], again[query]
         # The same memories (all ten fit the head), the same scores handed out best first.

@@ -38,14 +38,14 @@ def test_reorder_without_similarities_or_weight_keeps_the_order() -> None:
     assert reorder(head, {"c": 1.0, "a": 0.0, "b": 0.5}, 0.0) == head
 
 
-def test_settings_are_off_by_default_and_clamped() -> None:
-    assert not RerankSettings.from_settings({}).enabled
-    on = RerankSettings.from_settings({"search.rerank_candidates": "20"})
+def test_settings_are_the_top_20_by_default_and_clamped() -> None:
+    on = RerankSettings.from_settings({})
     assert on.enabled
     assert on.candidates == 20
     assert on.weight == 0.5
+    assert not RerankSettings.from_settings({"search.rerank_candidates": "0"}).enabled
     assert RerankSettings.from_settings({"search.rerank_candidates": "5000"}).candidates == 100
-    assert RerankSettings.from_settings({"search.rerank_candidates": "x"}).candidates == 0
+    assert RerankSettings.from_settings({"search.rerank_candidates": "x"}).candidates == 20
     assert not RerankSettings.from_settings(
         {"search.rerank_candidates": "20", "scoring.rerank_weight": "0"}
     ).enabled

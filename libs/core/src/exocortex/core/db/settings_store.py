@@ -80,7 +80,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "search.neighbour_window": "2",
     "search.neighbour_max_gap_minutes": "30",
     "search.neighbour_coherence_full": "0.02",
-    "search.rerank_candidates": "0",
+    "search.rerank_candidates": "20",
     "search.coverage_similarity": "0.5",
     "search.metadata_mode": "penalize",
     "search.metadata_penalty": "0.35",

@@ -71,8 +71,8 @@ _TOGETHER: tuple[tuple[tuple[str, ...], str], ...] = (
     (
         ("search.rerank_candidates", "scoring.rerank_weight"),
         (
-            "Late-interaction re-scoring of the head of the ranking (how many candidates; 0 off) "
-            "and its weight"
+            "Late-interaction re-scoring of the head of the ranking over the token vectors kept "
+            "with each memory (how many candidates; 0 off) and its weight"
         ),
     ),
     (

@@ -1,19 +1,19 @@
-"""Late-interaction re-scoring of the head of the ranking (off by default).
+"""Late-interaction re-scoring of the head of the ranking (the best 20 by default).
 
 The vectors the indexes search are one per memory: every word of it averaged into one point. The
 model's token vectors keep each word apart, and a memory whose words match the query's words one
 by one (MaxSim: each query token's best match, averaged) can be told from one that is only about
 the same thing. With ``search.rerank_candidates`` > 0 the best that many results are ordered
 again by reciprocal rank fusion of their order so far and their MaxSim order
-(``scoring.rerank_weight``, k 5), the query and the memories encoded by the query encoder in this
-process. The head's scores are handed out again in the new order, so results stay sorted by
-score.
+(``scoring.rerank_weight``, k 5). The head's scores are handed out again in the new order, so
+results stay sorted by score.
 
-Measured on LoCoMo (docs/benchmarks/locomo.md): recall@10 up about 1.5 points with turns in order
-and more with them shuffled, on the conversations the defaults were chosen on and on held-out
-ones alike. It is off by default for its price: the memories are encoded on every search (tens
-of milliseconds for 20 short memories on two cores), where a search otherwise takes about 20.
-Token vectors of memories are cached by id and version.
+The memories' token vectors are made once, by the embedding service in the same run of the model
+that makes their vector, and kept next to them in Postgres (int8, ``memory_tokens``); search
+reads the head's in one statement. The query's come from the run that made its vector in this
+process. Memories that keep none (stored before they were kept, chunked) are encoded here, and
+all are cached by id and version. Measured on LoCoMo and for its cost in
+docs/benchmarks/locomo.md.
 """
 
 from __future__ import annotations
@@ -45,13 +45,13 @@ def _float(s: Mapping[str, str], key: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class RerankSettings:
-    candidates: int = 0
+    candidates: int = 20
     weight: float = 0.5
 
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> RerankSettings:
         return cls(
-            candidates=_int(s, "search.rerank_candidates", 0, 0, 100),
+            candidates=_int(s, "search.rerank_candidates", 20, 0, 100),
             weight=_float(s, "scoring.rerank_weight", 0.5),
         )
 
