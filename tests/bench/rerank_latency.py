@@ -1,7 +1,7 @@
 """Search latency and CPU with late-interaction re-scoring on and off, through REST, on one stack.
 
     nice -n 19 .venv/bin/python tests/bench/rerank_latency.py [--size 10000] [--rounds 6]
-        [--queries 100] [--encoded]
+        [--queries 100] [--clients 1] [--encoded]
 
 Starts its own stack in a temporary directory, imports the synthetic corpus of
 `search_latency.py` (which keeps no token vectors, as an upgraded store's older memories), runs
@@ -10,7 +10,8 @@ enrichment service (a settled store), and then times sequential searches in alte
 `search.rerank_candidates` 0 and 20, the order of the two swapped every round, each round with
 queries new to the service (each search pays for its query embedding). Reports the medians over
 rounds of each mode's p50/p95 and the stack's CPU per search (every process, the client
-included). With `--encoded` a second phase deletes the stored token vectors and restarts
+included). `--clients N` sends each round's queries from N clients at once instead.
+With `--encoded` a second phase deletes the stored token vectors and restarts
 retrieval (its cache emptied), then alternates off with on again: re-scoring as it was before
 token vectors were kept (the head encoded at search time).
 """
@@ -61,7 +62,13 @@ async def _backfill(client: httpx.AsyncClient) -> dict[str, Any]:
 
 
 async def _rounds(
-    stack: Stack, client: httpx.AsyncClient, modes: dict[str, int], rounds: int, n: int, seed: int
+    stack: Stack,
+    client: httpx.AsyncClient,
+    modes: dict[str, int],
+    rounds: int,
+    n: int,
+    seed: int,
+    clients: int = 1,
 ) -> dict[str, dict[str, float]]:
     timed = Timed(stack.gateway_url)
     p50: dict[str, list[float]] = {m: [] for m in modes}
@@ -74,7 +81,10 @@ async def _rounds(
             await timed.sequential(queries(5, seed=seed + 7_000 + r))  # warm-up, not measured
             times = CpuTimes(stack)
             times.start()
-            values = await timed.sequential(queries(n, seed=seed + 100 * r + len(name)))
+            asked = queries(n, seed=seed + 100 * r + len(name))
+            values = await (
+                timed.concurrent(asked, clients) if clients > 1 else timed.sequential(asked)
+            )
             times.stop(len(values))
             p50[name].append(pct(values, 50))
             p95[name].append(pct(values, 95))
@@ -94,7 +104,9 @@ async def _rounds(
     }
 
 
-async def run(stack: Stack, size: int, rounds: int, n: int, encoded: bool) -> None:
+async def run(
+    stack: Stack, size: int, rounds: int, n: int, encoded: bool, clients: int = 1
+) -> None:
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=600) as client:
         began = time.perf_counter()
         await load(client, corpus(size))
@@ -103,7 +115,9 @@ async def run(stack: Stack, size: int, rounds: int, n: int, encoded: bool) -> No
         print(f"token vectors kept by the repair job: {backfill}", flush=True)
         stack.stop_part("enrichment")
         await asyncio.sleep(20)  # the vector engine's idle optimizer indexes the new points
-        result = await _rounds(stack, client, {"off": 0, "on": 20}, rounds, n, seed=size)
+        result = await _rounds(
+            stack, client, {"off": 0, "on": 20}, rounds, n, seed=size, clients=clients
+        )
         if encoded:
             with psycopg.connect(stack.database_url, autocommit=True) as conn:
                 conn.execute("DELETE FROM memory_tokens")
@@ -116,7 +130,10 @@ async def run(stack: Stack, size: int, rounds: int, n: int, encoded: bool) -> No
             )
             result |= again
         await _set(client, 0)
-    print(f"\n{size:,} memories, {rounds} alternating rounds of {n} new queries (medians)")
+    print(
+        f"\n{size:,} memories, {rounds} alternating rounds of {n} new queries, "
+        f"{clients} client(s) (medians)"
+    )
     print("| re-scoring | p50 ms | p95 ms | CPU ms/search |")
     print("|---|---|---|---|")
     for name, row in result.items():
@@ -140,13 +157,16 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--encoded", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="exo-bench-") as tmp:
         stack = Stack(StackConfig.with_free_ports(Path(tmp), postgres_fsync=False))
         stack.start(timeout=300)
         try:
-            asyncio.run(run(stack, args.size, args.rounds, args.queries, args.encoded))
+            asyncio.run(
+                run(stack, args.size, args.rounds, args.queries, args.encoded, args.clients)
+            )
         finally:
             stack.stop()
 
