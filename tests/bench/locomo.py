@@ -66,6 +66,7 @@ _NO_BOOSTS = {
     "scoring.goal_gated_weight": "0",
     "scoring.dated_weight": "0",
     "scoring.coverage_weight": "0",
+    "search.rerank_candidates": "0",
 }
 # Same-run baselines: each signal switched off, and each index alone, through the same REST
 # search (settings patched live).
@@ -76,7 +77,7 @@ BASELINES = {
     "without arrival neighbours": {"scoring.neighbour_weight": "0"},
     "with contextual vectors (weight 1)": {"scoring.context_weight": "1"},
     "with contextual vectors (weight 0.5)": {"scoring.context_weight": "0.5"},
-    "with late-interaction re-scoring of the top 20": {"search.rerank_candidates": "20"},
+    "without late-interaction re-scoring": {"search.rerank_candidates": "0"},
     "with coverage-aware ordering (weight 0.2, similarity 0.5)": {
         "scoring.coverage_weight": "0.2",
         "search.coverage_similarity": "0.5",
