@@ -4,16 +4,16 @@
         [--queries 100] [--clients 1] [--encoded]
 
 Starts its own stack in a temporary directory, imports the synthetic corpus of
-`search_latency.py` (which keeps no token vectors, as an upgraded store's older memories), runs
-the `repair` job to keep token vectors for all of them (its time is the backfill's), stops the
-enrichment service (a settled store), and then times sequential searches in alternating rounds:
-`search.rerank_candidates` 0 and 20, the order of the two swapped every round, each round with
-queries new to the service (each search pays for its query embedding). Reports the medians over
-rounds of each mode's p50/p95 and the stack's CPU per search (every process, the client
-included). `--clients N` sends each round's queries from N clients at once instead.
-With `--encoded` a second phase deletes the stored token vectors and restarts
-retrieval (its cache emptied), then alternates off with on again: re-scoring as it was before
-token vectors were kept (the head encoded at search time).
+`search_latency.py`, deletes the token vectors the import kept (as an upgraded store's older
+memories have none), runs the `repair` job to make them again for all of them (its time is the
+backfill's), stops the enrichment service (a settled store), and then times sequential searches
+in alternating rounds: `search.rerank_candidates` 0 and 20, the order of the two swapped every
+round, each round with queries new to the service (each search pays for its query embedding).
+Reports the medians over rounds of each mode's p50/p95 and the stack's CPU per search (every
+process, the client included). `--clients N` sends each round's queries from N clients at once
+instead. With `--encoded` a second phase deletes the stored token vectors and restarts retrieval
+(its cache emptied), then alternates off with on again: re-scoring as it was before token
+vectors were kept (the head encoded at search time).
 """
 
 from __future__ import annotations
@@ -111,6 +111,8 @@ async def run(
         began = time.perf_counter()
         await load(client, corpus(size))
         print(f"imported {size:,} in {time.perf_counter() - began:.0f} s", flush=True)
+        with psycopg.connect(stack.database_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM memory_tokens")
         backfill = await _backfill(client)
         print(f"token vectors kept by the repair job: {backfill}", flush=True)
         stack.stop_part("enrichment")
