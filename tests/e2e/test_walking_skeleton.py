@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from exocortex.core.runtime.stack import Stack, StackConfig
+from exocortex.testing.wait import until_async
 
 pytestmark = pytest.mark.e2e
 
@@ -174,9 +175,24 @@ async def test_requests_carry_a_correlation_id_and_are_counted_by_route_template
     assert echoed.headers["x-correlation-id"] == "trace-42"
     fresh = await api.get("/health")
     assert len(fresh.headers["x-correlation-id"]) >= 16  # one is made when none is sent
-    text = (await api.get("/metrics")).text
+
+    # A request is counted once its response is sent, so the count can trail the reply
+    # by a moment: the metrics are read until it is there.
+    async def metrics_text() -> str:
+        return (await api.get("/metrics")).text
+
     # The route template, never the id itself, is the label value.
-    assert 'route="/api/memories/{memory_id}",status="404"' in text
+    text = await until_async(
+        metrics_text,
+        what="the 404 counted under its route template",
+        seconds=30,
+        accept=lambda t: 'route="/api/memories/{memory_id}",status="404"' in t,
+    )
     assert "01ARZ3NDEKTSV4RRFFQ69G5FAV" not in text
     await api.get("/no/such/route")
-    assert 'route="unmatched"' in (await api.get("/metrics")).text
+    await until_async(
+        metrics_text,
+        what="the request to no route counted as unmatched",
+        seconds=30,
+        accept=lambda t: 'route="unmatched"' in t,
+    )
