@@ -26,6 +26,10 @@ class RepairParams(Params):
     stale_model: bool = True
     limit: int = Field(default=10_000, ge=1, le=1_000_000)
     tokens: bool = Field(default=True, description="keep token vectors for memories that have none")
+    # Every memory at once by default: until a memory has its token vectors, each search that
+    # re-scores it encodes it (tens of ms), so an upgraded store should get them in one run
+    # (batches yield between them, with progress), not 10,000 a night.
+    tokens_limit: int = Field(default=1_000_000, ge=1, le=10_000_000)
     batch: int = Field(default=64, ge=1, le=512)
     prune_outbox_days: int = Field(default=7, ge=0, le=3650, description="0: keep the outbox")
 
@@ -106,7 +110,7 @@ async def _backfill_tokens(ctx: JobContext, params: RepairParams) -> dict[str, i
     embedding: EmbeddingClient = ctx.deps.embedding
     info = await embedding.model_info()
     async with ctx.deps.pool.connection() as conn:
-        rows = await repository.without_tokens(conn, info.fingerprint, params.limit)
+        rows = await repository.without_tokens(conn, info.fingerprint, params.tokens_limit)
     kept = 0
     if not ctx.dry_run:
         for start in range(0, len(rows), params.batch):
