@@ -22,6 +22,12 @@ ON CONFLICT (memory_id) DO UPDATE
    SET model = EXCLUDED.model, dimensions = EXCLUDED.dimensions, tokens = EXCLUDED.tokens
 """
 
+# A new memory's, in the transaction that inserts it (nothing to race with yet).
+INSERT_SQL = """
+INSERT INTO memory_tokens (memory_id, model, dimensions, tokens)
+VALUES (%(id)s, %(model)s, %(dimensions)s, %(tokens)s)
+"""
+
 
 async def put(
     conn: Conn, memory_id: str, content: str, *, model: str, dimensions: int, tokens: bytes

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.repositories import bulk
+from exocortex.core.repositories import tokens as token_rows
 from exocortex.core.repositories.memories import NewMemory
 from exocortex.ingest import events, metrics
 from exocortex.ingest.store import repository
@@ -29,11 +30,22 @@ from exocortex.ingest.store.model import Row
 MAX_GROUP = 64
 
 
+@dataclass(frozen=True)
+class KeptTokens:
+    """A new memory's token vectors (``token_vectors.pack``'s bytes), made by ``model`` from its
+    text: written in the memory's own transaction."""
+
+    tokens: bytes
+    model: str
+    dimensions: int
+
+
 @dataclass
 class _Waiting:
     rows: list[NewMemory]
     headers: dict[str, str]
     future: asyncio.Future[Row] = field(repr=False)
+    tokens: KeptTokens | None = None
 
 
 class GroupCommitter:
@@ -43,13 +55,13 @@ class GroupCommitter:
         self._queue: list[_Waiting] = []
         self._leader: asyncio.Task[None] | None = None
 
-    async def insert(self, rows: list[NewMemory]) -> Row:
+    async def insert(self, rows: list[NewMemory], tokens: KeptTokens | None = None) -> Row:
         """Commit a new memory (``rows``: parent first, then its chunks) with its ``stored``
-        event; the parent's row as committed. Raises ``UniqueClash`` as a transaction of its own
-        would."""
+        event and its token vectors when given; the parent's row as committed. Raises
+        ``UniqueClash`` as a transaction of its own would."""
         future: asyncio.Future[Row] = asyncio.get_running_loop().create_future()
         # The correlation id is the caller's: taken here, not in the committing task.
-        self._queue.append(_Waiting(rows, events.headers(), future))
+        self._queue.append(_Waiting(rows, events.headers(), future, tokens))
         if self._leader is None or self._leader.done():
             self._leader = asyncio.create_task(self._lead(), name="ingest-group-commit")
         return await asyncio.shield(future)
@@ -106,4 +118,20 @@ async def _commit(pool: Pool, group: Sequence[_Waiting]) -> list[Row]:
                 for w, row in zip(group, parents, strict=True)
             ],
         )  # fmt: skip
+        kept = [(w, row) for w, row in zip(group, parents, strict=True) if w.tokens is not None]
+        if kept:
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    token_rows.INSERT_SQL,
+                    [
+                        {
+                            "id": row["id"],
+                            "model": w.tokens.model,
+                            "dimensions": w.tokens.dimensions,
+                            "tokens": w.tokens.tokens,
+                        }
+                        for w, row in kept
+                        if w.tokens is not None
+                    ],
+                )
     return parents

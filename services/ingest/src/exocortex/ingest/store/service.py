@@ -21,7 +21,7 @@ from exocortex.core.settings_cache import SettingsCache
 from exocortex.ingest import events, metrics
 from exocortex.ingest.store import children, merge, repository, tokens, variants
 from exocortex.ingest.store.config import WriteConfig
-from exocortex.ingest.store.group import GroupCommitter
+from exocortex.ingest.store.group import GroupCommitter, KeptTokens
 from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
 from exocortex.ingest.store.prepare import Prepared, prepare
 from exocortex.ingest.store.repository import UniqueClash
@@ -126,8 +126,8 @@ class StoreService:
                 else:
                     supersede = (existing["id"], similarity)
 
-        created = await self.create(p, vectors, supersede)
-        if created.dedup_action in ("created", "superseded"):
+        created = await self.create(p, vectors, supersede, token_vectors)
+        if created.dedup_action == "superseded":
             await tokens.keep(self.pool, self.embedder, created.memory.id, p.content, token_vectors)
         return created
 
@@ -148,14 +148,24 @@ class StoreService:
         return StoreResult(_record(row), "created")
 
     async def create(
-        self, p: Prepared, vectors: list[Vector], supersede: tuple[str, float] | None = None
+        self,
+        p: Prepared,
+        vectors: list[Vector],
+        supersede: tuple[str, float] | None = None,
+        token_vectors: bytes | None = None,
     ) -> StoreResult:
         """Insert ``p`` (already embedded) as a new memory, archiving ``supersede``'s memory in
-        the same transaction when given."""
+        the same transaction when given; a new memory's token vectors are written in its own
+        transaction (a superseding one's by the caller, after it)."""
         rows = build_rows(p, vectors, model=self.embedder.fingerprint, dim=self.embedder.dimensions)
+        kept = (
+            KeptTokens(token_vectors, self.embedder.fingerprint, self.embedder.dimensions)
+            if token_vectors is not None
+            else None
+        )
         try:
             if supersede is None:
-                row = await self.committer.insert(rows)
+                row = await self.committer.insert(rows, kept)
             else:
                 row = await self._create_superseding(rows, supersede)
         except UniqueClash:

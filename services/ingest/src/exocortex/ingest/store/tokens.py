@@ -1,7 +1,8 @@
 """Token vectors kept with a memory (late-interaction re-scoring, see retrieval's
 ``search/rerank.py``): the embedding service gives them with the memory's vector from the same
-run of the model, and they are written next to the memory once it is committed, so search reads
-them instead of running the model on its results.
+run of the model, and they are written next to the memory in the transaction that inserts it
+(the group commit, see group.py; right after it for a store that supersedes another), so search
+reads them instead of running the model on its results.
 
 Kept for a memory embedded as one text (not for one split into chunks, whose root vector is not
 its text's); a memory without them is encoded at search time as before. Writing them is best
