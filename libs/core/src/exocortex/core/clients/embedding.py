@@ -23,21 +23,9 @@ class EmbeddingClient:
         if not texts:
             return []
         kind = embedding_pb2.EMBED_KIND_QUERY if query else embedding_pb2.EMBED_KIND_PASSAGE
-        try:
-            reply = await self._stub.Embed(
-                embedding_pb2.EmbedRequest(texts=texts, kind=kind),
-                timeout=deadline_seconds or self._timeout,
-            )
-        except grpc.aio.AioRpcError as exc:
-            error = from_rpc_error(exc, peer="embedding")
-            if isinstance(error, Unavailable):
-                raise Unavailable(
-                    "the embedding service is unavailable, so nothing was stored or searched "
-                    "semantically; try again when it is back"
-                ) from exc
-            raise error from exc
-        self.fingerprint = reply.model.fingerprint
-        self.dimensions = reply.model.dimensions
+        reply = await self._embed(
+            embedding_pb2.EmbedRequest(texts=texts, kind=kind), deadline_seconds
+        )
         return [from_bytes(v) for v in reply.vectors]
 
     async def embed_with_tokens(
@@ -48,12 +36,21 @@ class EmbeddingClient:
         give them)."""
         if not texts:
             return [], []
+        request = embedding_pb2.EmbedRequest(
+            texts=texts, kind=embedding_pb2.EMBED_KIND_PASSAGE, with_tokens=True
+        )
+        reply = await self._embed(request, deadline_seconds)
+        vectors = [from_bytes(v) for v in reply.vectors]
+        tokens = list(reply.tokens) if len(reply.tokens) == len(texts) else None
+        return vectors, tokens
+
+    async def _embed(
+        self, request: embedding_pb2.EmbedRequest, deadline_seconds: float | None
+    ) -> embedding_pb2.EmbedResponse:
+        """One Embed call; the model it ran is remembered (``fingerprint``, ``dimensions``)."""
         try:
-            reply = await self._stub.Embed(
-                embedding_pb2.EmbedRequest(
-                    texts=texts, kind=embedding_pb2.EMBED_KIND_PASSAGE, with_tokens=True
-                ),
-                timeout=deadline_seconds or self._timeout,
+            reply: embedding_pb2.EmbedResponse = await self._stub.Embed(
+                request, timeout=deadline_seconds or self._timeout
             )
         except grpc.aio.AioRpcError as exc:
             error = from_rpc_error(exc, peer="embedding")
@@ -65,9 +62,7 @@ class EmbeddingClient:
             raise error from exc
         self.fingerprint = reply.model.fingerprint
         self.dimensions = reply.model.dimensions
-        vectors = [from_bytes(v) for v in reply.vectors]
-        tokens = list(reply.tokens) if len(reply.tokens) == len(texts) else None
-        return vectors, tokens
+        return reply
 
     async def model_info(self) -> embedding_pb2.ModelInfo:
         try:

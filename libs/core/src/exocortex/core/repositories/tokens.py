@@ -10,6 +10,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 Conn = AsyncConnection[Any]
+Params = dict[str, object]
 
 # Only while the memory still holds the text they were made from, under the model that made
 # them: a write that lost a race with an edit stores nothing rather than stale tokens.
@@ -29,21 +30,22 @@ VALUES (%(id)s, %(model)s, %(dimensions)s, %(tokens)s)
 """
 
 
+def _row(memory_id: str, content: str, model: str, dimensions: int, tokens: bytes) -> Params:
+    return {
+        "id": memory_id,
+        "content": content,
+        "model": model,
+        "dimensions": dimensions,
+        "tokens": tokens,
+    }
+
+
 async def put(
     conn: Conn, memory_id: str, content: str, *, model: str, dimensions: int, tokens: bytes
 ) -> bool:
     """Keep ``tokens`` (``token_vectors.pack``'s bytes) for ``memory_id`` if it still holds
     ``content`` embedded by ``model``. True when they were written."""
-    cur = await conn.execute(
-        _PUT_SQL,
-        {
-            "id": memory_id,
-            "content": content,
-            "model": model,
-            "dimensions": dimensions,
-            "tokens": tokens,
-        },
-    )
+    cur = await conn.execute(_PUT_SQL, _row(memory_id, content, model, dimensions, tokens))
     return cur.rowcount == 1
 
 
@@ -55,15 +57,5 @@ async def put_many(
         return
     async with conn.cursor() as cur:
         await cur.executemany(
-            _PUT_SQL,
-            [
-                {
-                    "id": memory_id,
-                    "content": content,
-                    "model": model,
-                    "dimensions": dimensions,
-                    "tokens": tokens,
-                }
-                for memory_id, content, tokens in items
-            ],
+            _PUT_SQL, [_row(i, content, model, dimensions, t) for i, content, t in items]
         )
