@@ -316,8 +316,11 @@ async def check_nothing_applied_twice(
         for (subject, memory_id), n in events.items()
         if subject == subjects.MEMORY_STORED
     }
-    # One stored event per memory created, none twice (a retried store came back as skipped).
-    assert set(stored_events) == created
+    # One stored event per memory created, none twice. A store whose first attempt committed
+    # before its replica was killed comes back as skipped on the retry, with the id of the
+    # memory that attempt created: its event is there too, once.
+    given = {s["id"] for s in ledger.stored.values()}
+    assert created <= set(stored_events) <= given
     assert set(stored_events.values()) == {1}
     # Enrichment ran at most once per change of a memory (its store and each update of it).
     for memory_id in created:
