@@ -205,3 +205,26 @@ async def test_an_import_keeps_the_token_vectors_of_what_it_creates(
         assert row is not None, f"no token vectors were kept with imported {memory_id}"
         assert row["model"] == row["embedding_model"]
         assert token_vectors.unpack(row["tokens"], row["dimensions"]).shape[0] >= 8
+
+
+async def test_no_token_vectors_are_kept_while_re_scoring_is_off(
+    api: httpx.AsyncClient, namespace: str, exo_stack: Stack
+) -> None:
+    """Turned off (``search.rerank_candidates`` 0), nothing is stored for re-scoring: a single
+    store and an import keep no token vectors (the repair job makes them once it is on)."""
+    async with patched_settings(api, exo_stack.nats_url, {"search.rerank_candidates": "0"}):
+        single = await store(
+            api, namespace, "The coffee machine on floor three is descaled monthly."
+        )
+        reply = await api.post(
+            "/api/memories/import",
+            json={
+                "memories": [
+                    {"content": "Parking passes renew every January.", "namespace": namespace}
+                ]
+            },
+        )
+        assert reply.status_code == 200, reply.text
+        imported = reply.json()["results"][0]["id"]
+    assert await _row(exo_stack, single) is None
+    assert await _row(exo_stack, imported) is None

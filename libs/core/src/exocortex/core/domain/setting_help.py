@@ -72,7 +72,8 @@ _TOGETHER: tuple[tuple[tuple[str, ...], str], ...] = (
         ("search.rerank_candidates", "scoring.rerank_weight"),
         (
             "Late-interaction re-scoring of the head of the ranking over the token vectors kept "
-            "with each memory (how many candidates; 0 off) and its weight"
+            "with each memory (how many candidates; 0 off, and no token vectors kept) and its "
+            "weight"
         ),
     ),
     (

@@ -100,7 +100,7 @@ class BulkImporter:
             # One embedding call for the batch; if the model is away the batch fails as a
             # whole (nothing of it was written).
             # The token vectors come from the same run (see store/tokens.py).
-            vectors, token_vectors = await self._embed(texts)
+            vectors, token_vectors = await self._embed(texts, keep=config.keep_tokens)
             by_item: dict[int, list[Any]] = {}
             tokens_by_item: dict[int, bytes] = {}
             cursor = 0
@@ -121,13 +121,15 @@ class BulkImporter:
             results[i].error = results[first].error
         return results
 
-    async def _embed(self, texts: list[str]) -> tuple[list[Vector], list[bytes] | None]:
+    async def _embed(
+        self, texts: list[str], *, keep: bool
+    ) -> tuple[list[Vector], list[bytes] | None]:
         """One embedding call for the batch; if the model is away the batch fails as a whole
-        (nothing of it was written). Each text's token vectors come with them when the
-        service gives them."""
+        (nothing of it was written). Each text's token vectors come with them when ``keep``
+        and the service gives them."""
         embedder = self._ingest.embedder
         with_tokens = getattr(embedder, "embed_with_tokens", None)
-        if with_tokens is None:
+        if with_tokens is None or not keep:
             return await embedder.embed(texts, deadline_seconds=EMBED_TIMEOUT_SECONDS), None
         vectors, tokens = await with_tokens(texts, deadline_seconds=EMBED_TIMEOUT_SECONDS)
         return vectors, tokens

@@ -51,6 +51,9 @@ class WriteConfig:
     benchmark_importance: float
     benchmark_indexed: bool
     benchmark_chunking: bool
+    # Token vectors are kept with each memory while search re-scores with them
+    # (search.rerank_candidates > 0); turned off, nothing is stored for them.
+    keep_tokens: bool = True
 
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> WriteConfig:
@@ -74,6 +77,7 @@ class WriteConfig:
             benchmark_importance=_float(s, "benchmark.default_importance", 0.15),
             benchmark_indexed=_truthy(s.get("benchmark.indexed"), False),
             benchmark_chunking=_truthy(s.get("benchmark.chunking"), False),
+            keep_tokens=_float(s, "search.rerank_candidates", 20) > 0,
         )
 
     @property

@@ -89,7 +89,7 @@ class StoreService:
         # Embedding happens before any write: if the model is away the store fails (503) and
         # nothing is half-written. The token vectors come from the same run (see tokens).
         vectors, token_vectors = await tokens.embed(
-            self.embedder, p.embed_texts(), keep=not p.chunks
+            self.embedder, p.embed_texts(), keep=config.keep_tokens and not p.chunks
         )
 
         if supersede is None and p.semantic_dedup_eligible(config):

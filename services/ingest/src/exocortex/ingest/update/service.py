@@ -118,7 +118,9 @@ class UpdateService:
             chunks=chunks_for(content, config),
         )
         vectors, patch.tokens = await tokens.embed(
-            self._ingest.embedder, prepared.embed_texts(), keep=not prepared.chunks
+            self._ingest.embedder,
+            prepared.embed_texts(),
+            keep=config.keep_tokens and not prepared.chunks,
         )
         built = build_rows(
             prepared,

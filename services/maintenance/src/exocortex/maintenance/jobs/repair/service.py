@@ -19,6 +19,9 @@ from exocortex.core.repositories import tokens as token_repository
 from exocortex.maintenance import events
 from exocortex.maintenance.jobs.base import JobContext, Params, Report
 from exocortex.maintenance.jobs.repair import repository
+from exocortex.maintenance.jobs.settings import int_setting
+
+RERANK = "search.rerank_candidates"
 
 
 class RepairParams(Params):
@@ -92,7 +95,8 @@ class RepairJob:
                 "processed": embedded,
                 "failed": 0,
             }
-        if params.tokens:
+        # Kept only while search re-scores with them (search.rerank_candidates > 0).
+        if params.tokens and int_setting(await ctx.deps.settings.get(), RERANK, 20) > 0:
             report["tokens"] = await _backfill_tokens(ctx, params)
         outbox = 0
         if params.prune_outbox_days:
