@@ -371,6 +371,10 @@ STAGES = (
     "graph",
     "neighbours",
     "neighbour_vectors",
+    "context",
+    "rerank_read",
+    "rerank",
+    "coverage",
     "total",
 )
 BEGIN_MARK = "<!-- bench:latest:start (written by tests/bench/search_latency.py) -->"
@@ -595,7 +599,10 @@ def report(rows: list[dict[str, Any]], repeats: int, n_queries: int) -> str:
         "Inside retrieval, mean ms per search stage over the sequential runs (expand runs "
         "beside embed; keyword and vector follow embed, side by side; hydrate, graph and "
         "neighbours run concurrently; neighbour_vectors follows neighbours on its connection, "
-        "reading only the vectors retrieval does not keep yet), and the 1-minute load average:",
+        "reading only the vectors retrieval does not keep yet; context reads the vector leg's "
+        "contextual vectors beside the keyword search; rerank_read reads the head's stored token "
+        "vectors beside the rows, rerank encodes those of memories that keep none; coverage "
+        "is off by default), and the 1-minute load average:",
         "",
         "| memories | " + " | ".join(STAGES) + " | load avg |",
         "|---:|" + "---:|" * (len(STAGES) + 1),
