@@ -85,6 +85,14 @@ _TOGETHER: tuple[tuple[tuple[str, ...], str], ...] = (
         ),
     ),
     (
+        ("scoring.expand_weight", "search.expand_seeds", "search.expand_limit"),
+        (
+            "One-hop expansion: share of a first hit's score a memory linked to it, or naming a "
+            "rare entity it names, gets (0 off); how many first hits pass it on; at most how "
+            "many memories the indexes did not find it adds"
+        ),
+    ),
+    (
         ("scoring.dated_weight",),
         (
             "When the query asks when: bonus (× the best score) for each of the best 30 results "

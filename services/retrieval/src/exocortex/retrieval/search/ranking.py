@@ -8,7 +8,7 @@ from datetime import datetime
 
 from exocortex.core.domain.vectors import Vector
 from exocortex.indexes.base import IndexFilter
-from exocortex.retrieval.search import neighbours, scoring
+from exocortex.retrieval.search import hops, neighbours, scoring
 from exocortex.retrieval.search.fusion import Fused
 from exocortex.retrieval.search.query import SearchQuery
 from exocortex.retrieval.search.results import Candidate, ScoredMemory
@@ -61,6 +61,31 @@ def add_neighbours(
         if memory_id not in alive:
             added.append(memory_id)
         entry.raw_scores["neighbour"] = score - entry.score
+        entry.score = score
+    return added
+
+
+def add_hops(
+    found: list[hops.Hop],
+    seed_scores: dict[str, float],
+    fused: dict[str, Fused],
+    cfg: hops.HopSettings,
+) -> list[str]:
+    """Pass the live seeds' scores (as the indexes gave them, ``seed_scores``) on to the
+    memories one hop from them (``hops``); returns the memories that were not candidates yet,
+    at most ``cfg.limit`` of them (new candidates, checked against the filters once their rows
+    are read)."""
+    if cfg.weight <= 0 or not found:
+        return []
+    credits, added = hops.chosen(hops.credits(found, seed_scores, cfg.weight), fused, cfg.limit)
+    for memory_id, credit in credits.items():
+        entry = fused.get(memory_id)
+        if entry is None:
+            entry = fused[memory_id] = Fused(memory_id)
+        score = neighbours.lifted(entry.score, credit)
+        if score <= entry.score:
+            continue
+        entry.raw_scores["hop"] = score - entry.score
         entry.score = score
     return added
 

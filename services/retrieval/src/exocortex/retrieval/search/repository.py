@@ -20,7 +20,7 @@ from exocortex.core.domain.token_vectors import Tokens
 from exocortex.core.domain.vectors import Vector, from_bytes
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import memories
-from exocortex.retrieval.search import expansion
+from exocortex.retrieval.search import expansion, hops
 from exocortex.retrieval.search.graph import Extras, Link, entity_names
 from exocortex.retrieval.search.neighbours import Found, NeighbourSettings, group, id_windows
 
@@ -258,6 +258,69 @@ async def around(
         versions[row["seed"]] = int(row["seed_version"])
         versions[row["id"]] = int(row["version"])
     return Arrivals(group((row["seed"], int(row["side"]), row["id"]) for row in rows), versions)
+
+
+# The memories one hop from each seed (see ``hops``): linked to it (either direction, from the
+# seed's side, as in _PROXIMITY_SQL), or naming an entity it names that at most MAX_MENTIONS
+# memories name (counted with a LIMIT, so a name every memory carries costs one short index
+# scan). Only live roots of the seed's own namespace, within the caller's scope, are returned:
+# the rows every search answers from.
+_HOPS_SQL = """
+WITH seed AS (
+    SELECT s.id, s.namespace FROM memories s
+     WHERE s.id = ANY(%(seeds)s) AND (%(ns)s::text IS NULL OR s.namespace = %(ns)s)
+), hop AS (
+    SELECT seed.id AS seed, l.other AS id, 'link' AS kind, max(l.strength) AS value
+      FROM seed
+     CROSS JOIN LATERAL (
+        SELECT x.source_id AS other, x.strength FROM memory_links x WHERE x.target_id = seed.id
+        UNION ALL
+        SELECT x.target_id, x.strength FROM memory_links x WHERE x.source_id = seed.id
+        OFFSET 0
+     ) l
+     GROUP BY 1, 2
+    UNION ALL
+    SELECT seed.id, me.memory_id, 'entity', sum(1.0 / (n.mentions - 1))
+      FROM seed
+      JOIN memory_entities se ON se.memory_id = seed.id
+     CROSS JOIN LATERAL (
+        SELECT count(*) AS mentions FROM (
+            SELECT 1 FROM memory_entities c WHERE c.entity_id = se.entity_id
+             LIMIT %(cap)s + 1
+        ) c
+     ) n
+      JOIN memory_entities me ON me.entity_id = se.entity_id
+     WHERE n.mentions BETWEEN 2 AND %(cap)s AND me.memory_id <> seed.id
+     GROUP BY 1, 2
+)
+SELECT h.seed, h.id, h.kind, h.value
+  FROM hop h
+  JOIN seed ON seed.id = h.seed
+  JOIN memories m ON m.id = h.id
+ WHERE m.id <> h.seed AND m.namespace = seed.namespace AND m.parent_id IS NULL
+   AND m.is_active AND (m.expires_at IS NULL OR m.expires_at > now()) AND {scope}
+"""
+
+
+async def one_hop(conn: Conn, namespace: str | None, seeds: Sequence[str]) -> list[hops.Hop]:
+    """The live memories one hop from the seeds, in the seeds' namespace and the caller's scope
+    (see ``hops``)."""
+    if not seeds:
+        return []
+    cond, params = scope.sql_filter()
+    sql = _HOPS_SQL.format(scope=cond.replace("%s", "%(scope)s"))
+    values: dict[str, Any] = {
+        "seeds": TextArray(seeds),
+        "ns": namespace,
+        "cap": hops.MAX_MENTIONS,
+    }
+    if params:
+        values["scope"] = params[0]
+    cur = await conn.execute(sql, values)
+    return [
+        hops.Hop(row["seed"], row["id"], row["kind"], float(row["value"]))
+        for row in await cur.fetchall()
+    ]
 
 
 _VECTORS_SQL = """

@@ -28,6 +28,7 @@ from exocortex.retrieval.search import (
     coverage,
     dated,
     expansion,
+    hops,
     neighbours,
     packing,
     ranking,
@@ -196,10 +197,13 @@ class SearchService:
         want_graph = cfg.graph_weight > 0 and bool(ids)
         near_cfg = neighbours.NeighbourSettings.from_settings(settings)
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
-        rows, proximity, (near, near_vectors), max_access = await asyncio.gather(
+        hop_cfg = hops.HopSettings.from_settings(settings)
+        hop_seeds = ids[: hop_cfg.seeds] if cfg.use_rrf and hop_cfg.enabled else []
+        rows, proximity, (near, near_vectors), one_hop, max_access = await asyncio.gather(
             self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
             self._around(namespace, ids, near_cfg) if want_near else _no_neighbours(),
+            self._one_hop(namespace, hop_seeds) if hop_seeds else _no_hops(),
             self._max_access.get(namespace),
         )
         now = datetime.now(UTC)
@@ -211,11 +215,15 @@ class SearchService:
             # to the same fusion: the scores are those of fusing all three lists at once.
             add_list(fused, "graph", rank_by_score(proximity, ids), weights["graph"], cfg.rrf_k)
         found_by_index = [i for i in ids if i not in dead]
+        # The seeds' scores as the indexes and the graph gave them, before any credit.
+        hop_scores = {i: fused[i].score for i in hop_seeds if i not in dead}
         added = (
             ranking.add_neighbours(near, near_vectors, fused, found_by_index, near_cfg)
             if near
             else []
         )
+        if one_hop:
+            added += ranking.add_hops(one_hop, hop_scores, fused, hop_cfg)
         pool = [fused[i] for i in found_by_index + added]
         ctx = ranking.ScoreContext(
             terms=terms,
@@ -415,6 +423,16 @@ class SearchService:
             vectors = self._stored_vectors.of(conn, versions)
             return found, await metrics.timed("neighbour_vectors", vectors)
 
+    async def _one_hop(self, namespace: str | None, seeds: list[str]) -> list[hops.Hop]:
+        """The memories one hop from the seeds (see ``hops``); none when they cannot be read
+        (the expansion only adds candidates: never fail a search on it)."""
+        try:
+            async with self._pool.connection() as conn:
+                return await metrics.timed("hops", repository.one_hop(conn, namespace, seeds))
+        except Exception as exc:
+            log.warning("one-hop expansion unavailable; answering without it", error=str(exc))
+            return []
+
     async def _score_reachable(
         self,
         q: SearchQuery,
@@ -474,3 +492,7 @@ async def _nothing() -> dict[str, float]:
 
 async def _no_neighbours() -> tuple[neighbours.Found, dict[str, Vector]]:
     return {}, {}
+
+
+async def _no_hops() -> list[hops.Hop]:
+    return []

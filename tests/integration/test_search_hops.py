@@ -1,0 +1,111 @@
+"""One-hop expansion on the real stack: a memory linked to the top hit, or naming a rare entity
+it names, is found though it shares no word with the query; never one of another namespace,
+an archived or deleted one, or one the search's filters exclude; and nothing with weight 0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import psycopg
+
+from exocortex.core.runtime.stack import Stack
+from exocortex.testing.rest import search, store, wait_all_enriched
+from exocortex.testing.settings import patched_settings
+
+QUERY = "staging database migration index rebuild"
+HIT = "The staging database migration finished on Tuesday after the index rebuild."
+LINKED = "Kofi signed off on the rollout plan over lunch."
+MATE = "Remember to water the ficus near the window every Friday."
+FILLERS = [
+    "Ana repaired the bicycle in Lisbon.",
+    "Ben painted the fence at the cabin.",
+    "Chidi filed the insurance claim downtown.",
+    "Dana tuned the piano at the office.",
+    "Emil cleaned the gutters in the garden.",
+    "Farah renewed the passport in Lisbon.",
+    "Goran planted tomatoes at the cabin.",
+    "Ana sorted the tax receipts downtown.",
+    "Ben fixed the leaking tap at the office.",
+    "Chidi booked the dentist for March.",
+    "Dana returned the library books.",
+    "Emil bought a new kettle for the kitchen.",
+]
+ON = {"scoring.expand_weight": "1.0", "search.rerank_candidates": "0"}
+OFF = {"scoring.expand_weight": "0", "search.rerank_candidates": "0"}
+
+
+def _ids(body: Any) -> list[str]:
+    """The ids of a compact search's results (compact: no access is counted, so each search
+    scores as the first did)."""
+    return [r["id"] for r in body["results"]]
+
+
+async def _link(api: httpx.AsyncClient, source: str, target: str) -> None:
+    reply = await api.post(
+        f"/api/memories/{source}/links", json={"target_id": target, "strength": 1.0}
+    )
+    assert reply.status_code == 201, reply.text
+
+
+async def test_one_hop_adds_what_is_linked_to_the_top_hit_or_names_its_entity(
+    api: httpx.AsyncClient, namespace: str, exo_stack: Stack
+) -> None:
+    settings = (await api.get("/api/settings")).json()
+    assert settings["scoring.expand_weight"] == "0"  # off by default
+    other = f"{namespace}-other"
+    # The related memories are stored far from the hit: no arrival-neighbour credit.
+    linked = await store(api, namespace, LINKED)
+    mate = await store(api, namespace, MATE)
+    for text in FILLERS[:6]:
+        await store(api, namespace, text)
+    hit = await store(api, namespace, HIT, tags=["kept"])
+    for text in FILLERS[6:]:
+        await store(api, namespace, text)
+    archived = await store(api, namespace, "The espresso machine descaling kit arrived.")
+    deleted = await store(api, namespace, "Parking permits are renewed in January.")
+    untagged_filter = await store(api, namespace, "The choir rehearses on Wednesdays.")
+    elsewhere = await store(api, other, "Kofi signed off on the other rollout plan.")
+    await wait_all_enriched(api, linked, mate, hit, archived, deleted, untagged_filter, elsewhere)
+
+    for target in (linked, archived, deleted, untagged_filter):
+        await _link(api, hit, target)
+    with psycopg.connect(exo_stack.database_url, autocommit=True) as conn:
+        # A link across namespaces, and a rare entity the hit shares with one memory of its
+        # namespace and one of another, written as enrichment would.
+        conn.execute(
+            "INSERT INTO memory_links (source_id, target_id, strength) VALUES (%s, %s, 1.0)",
+            (hit, elsewhere),
+        )
+        conn.execute(
+            "INSERT INTO entities (id, name, namespace) VALUES (%s, 'Orchid rollout', %s)",
+            (f"ent-{namespace}", namespace),
+        )
+        for memory_id in (hit, mate, elsewhere):
+            conn.execute(
+                "INSERT INTO memory_entities (memory_id, entity_id) VALUES (%s, %s)",
+                (memory_id, f"ent-{namespace}"),
+            )
+    assert (await api.post(f"/api/memories/{archived}/archive")).status_code == 200
+    assert (await api.delete(f"/api/memories/{deleted}")).status_code == 200
+
+    async with patched_settings(api, exo_stack.nats_url, OFF):
+        body = await search(api, namespace, QUERY, limit=4, compact=True)
+    assert _ids(body)[0] == hit
+    assert linked not in _ids(body)
+    assert mate not in _ids(body)
+
+    async with patched_settings(api, exo_stack.nats_url, ON):
+        body = await search(api, namespace, QUERY, limit=4, compact=True)
+        everything = await search(api, namespace, QUERY, limit=50, compact=True)
+        tagged = await search(api, namespace, QUERY, limit=50, compact=True, tags=["kept"])
+    ranked = _ids(body)
+    assert ranked[0] == hit, ranked
+    # Linked to the top hit, and sharing its rare entity: found, below the hit.
+    assert linked in ranked, ranked
+    assert mate in ranked, ranked
+    # Never a memory of another namespace, an archived or a deleted one.
+    found = set(_ids(everything))
+    assert not {elsewhere, archived, deleted} & found
+    # Nor one the search's filters exclude: only the hit carries the tag.
+    assert _ids(tagged) == [hit]
