@@ -20,6 +20,7 @@ from exocortex.indexes.factory import open_keyword_index, open_vector_index
 from exocortex.indexes.shared_commits import SharedCommits
 from exocortex.indexes.tantivy_index import TantivyKeywordIndex
 from exocortex.proto.v1 import admin_pb2_grpc, embedding_pb2, retrieval_pb2_grpc
+from exocortex.retrieval.projection.ahead import ProjectionAhead
 from exocortex.retrieval.projection.events import IndexedAnnouncements, MemoryEvents
 from exocortex.retrieval.projection.projector import Projector
 from exocortex.retrieval.projection.reconciler import Reconciler, reconcile_periodically
@@ -139,6 +140,12 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         reconciler = Reconciler(
             pool, projector, vector_index, keyword_index, backlog=consumer.pending
         )
+        ahead = None
+        if shared_commits and settings.project_ahead:
+            # This process alone writes the embedded engines: a memory someone waits for is
+            # projected at once, ahead of its event (see projection.ahead).
+            ahead = ProjectionAhead(projector)
+            stack.push_async_callback(ahead.close)
         settings_cache = SettingsCache(pool)
         await settings_changes.follow(nc, settings_cache, "retrieval")
         search = SearchService(
@@ -162,7 +169,9 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
                 settings=settings_cache,
                 entities=EntityService(pool),
                 reports=ReportService(pool),
-                indexes=IndexService(versions, vector_index, keyword_index, reconciler),
+                indexes=IndexService(
+                    versions, vector_index, keyword_index, reconciler, ahead=ahead
+                ),
             ),
         )
         server.register(

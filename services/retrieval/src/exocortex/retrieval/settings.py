@@ -35,6 +35,11 @@ class RetrievalSettings(GrpcServiceSettings):
         le=10,
         validation_alias=AliasChoices("EXO_RETRIEVAL_KEYWORD_COMMIT_DELAY_SECONDS"),
     )
+    # With shared commits: a memory someone waits for (a store, an edit) is projected from
+    # Postgres at once, ahead of its event (see exocortex.retrieval.projection.ahead).
+    project_ahead: bool = Field(
+        default=True, validation_alias=AliasChoices("EXO_RETRIEVAL_PROJECT_AHEAD")
+    )
     # Projector batches handled at once while their commit is shared (each acked after it).
     projector_in_flight: int = Field(
         default=64, ge=1, validation_alias=AliasChoices("EXO_RETRIEVAL_PROJECTOR_IN_FLIGHT")

@@ -30,6 +30,8 @@ Reason = Literal["missing", "stale", "orphaned"]
 Announce = Callable[[Mapping[str, int]], Awaitable[None]]
 # The version a removed memory is marked at: any waiter for it is satisfied by the removal.
 REMOVED_VERSION = 2**62
+# Memories projected ahead of their events remembered at most (see Projector.project_now).
+PROJECTED_NOW_MAX = 50_000
 
 
 @dataclass(frozen=True)
@@ -132,64 +134,127 @@ class Projector:
         self._announce = announce
         # One batch at a time: the embedded engines have a single writer.
         self._lock = asyncio.Lock()
+        # The version each memory was projected at by ``project_now`` (by id), until its event
+        # comes: an event at or below it has nothing left to write (see ``project_now``).
+        self._projected_now: dict[str, int] = {}
+
+    async def project_now(self, wanted: Mapping[str, int]) -> None:
+        """Project the memories ``wanted`` (id → the version waited for) as they are in
+        Postgres now, ahead of their events, and release their waiters: read-your-writes
+        without the trip through the outbox relay and NATS. Only where this process alone
+        writes the indexes and a search commits what it must see (``SharedCommits``), so the
+        write is searchable once applied.
+
+        Their events still come and are acked as ever once a commit holds the write; an event
+        whose version this projection already covered writes nothing again (no second read,
+        no second index write). One with chunks is projected as usual: only its event names
+        chunks that are no longer the memory's."""
+        shared = self._keyword
+        assert isinstance(shared, SharedCommits), "projection ahead needs shared commits"
+        async with self._lock:
+            # Their events may have been applied while this waited for the lock.
+            memory_ids = [i for i, v in wanted.items() if (self._versions.get(i) or 0) < v]
+            if not memory_ids:
+                return
+            rows = await repository.with_chunks(self._pool, memory_ids)
+            await self._write(dict.fromkeys(memory_ids), rows, set())
+            shared.show()
+            # Each is searchable at the version read: timed like an event's (TIME_TO_SEARCHABLE).
+            read = [MemoryChange(i, int(rows[i].version)) for i in memory_ids if i in rows]
+            self._release_waiters(dict.fromkeys(memory_ids), rows, read)
+            for memory_id in memory_ids:
+                row = rows.get(memory_id)
+                # A row gone for good covers every event still to come for it.
+                self._projected_now[memory_id] = (
+                    int(row.version) if row is not None else REMOVED_VERSION
+                )
+            if len(self._projected_now) > PROJECTED_NOW_MAX:
+                # Events that never came (a crash before the relay published them): forget
+                # the oldest; their events, if they come, are projected as usual.
+                for key in list(self._projected_now)[: PROJECTED_NOW_MAX // 10]:
+                    del self._projected_now[key]
+
+    def _covered(self, event: MemoryChange) -> bool:
+        """Whether ``project_now`` already wrote what ``event`` announces (and forget it once
+        its last event came)."""
+        if event.chunk_ids:
+            return False
+        projected = self._projected_now.get(event.memory_id)
+        if projected is None or projected < event.version:
+            return False
+        if projected == event.version:
+            del self._projected_now[event.memory_id]
+        return True
 
     async def project(self, events: Sequence[MemoryChange]) -> None:
-        ids: dict[str, None] = {}
-        for event in events:
-            ids.setdefault(event.memory_id, None)
-            for chunk_id in event.chunk_ids:
-                ids.setdefault(chunk_id, None)
-        if not ids:
-            return
         shared = self._keyword if isinstance(self._keyword, SharedCommits) else None
+        applied: dict[str, int] | None = None
         async with self._lock:
-            # Read under the lock: batches may overlap (see app), and the one that read a row
-            # first must not write it after one that read it later.
-            rows = await repository.with_chunks(self._pool, list(ids))
-            now = datetime.now(UTC)
-            keywords_only = _keywords_only(events)
-            upserts = [to_document(r) for r in rows.values() if is_indexable(r, now)]
-            # An enrichment changes a memory's keywords only: its vector point (and its
-            # chunks, which it does not touch) are left as they are, so the point stays in the
-            # vector index's graph. Its version there stays one behind (see
-            # repository.vector_versions).
-            vector_upserts = [
-                d
-                for d in upserts
-                if d.memory_id not in keywords_only and d.parent_id not in keywords_only
-            ]
-            keyword_upserts = [d for d in upserts if d.parent_id not in keywords_only]
-            removals = [i for i in ids if i not in rows or not is_indexable(rows[i], now)]
-            if upserts:
-                await asyncio.gather(
-                    self._vector.upsert(vector_upserts) if vector_upserts else _nothing(),
-                    self._keyword.upsert(keyword_upserts) if keyword_upserts else _nothing(),
-                )
-            if removals:
-                await asyncio.gather(self._vector.delete(removals), self._keyword.delete(removals))
-            # Vector writes are searchable as soon as they are applied; keyword writes once
-            # committed. Applied vector writes already survive a crash of this process (the
-            # engines write ahead, see VectorIndex), so the batch is acked without flushing the
-            # vector index: the embedded engine's flush stalls every search for 30-50 ms, and
-            # the owner runs it once searches pause (see app.maintain_vector_index).
-            # What someone asked for (a store, an edit, a deletion) is shown to every read
-            # from now on; enrichment's keyword updates ride along with the next commit.
-            asked = bool(removals) or any(i not in keywords_only for i in ids)
-            applied: dict[str, int] | None = None
-            if shared is None:
-                await self._keyword.flush()
-                applied = self._release_waiters(ids, rows, events)
-            elif asked:
-                shared.show()
-                applied = self._release_waiters(ids, rows, events)
+            if shared is not None and self._projected_now:
+                # Under the lock: a projection ahead running now is seen once it is done.
+                events = [e for e in events if not self._covered(e)]
+            ids: dict[str, None] = {}
+            for event in events:
+                ids.setdefault(event.memory_id, None)
+                for chunk_id in event.chunk_ids:
+                    ids.setdefault(chunk_id, None)
+            if ids:
+                # Read under the lock: batches may overlap (see app), and the one that read a
+                # row first must not write it after one that read it later.
+                rows = await repository.with_chunks(self._pool, list(ids))
+                keywords_only = _keywords_only(events)
+                removals = await self._write(ids, rows, keywords_only)
+                # Vector writes are searchable as soon as they are applied; keyword writes once
+                # committed. Applied vector writes already survive a crash of this process (the
+                # engines write ahead, see VectorIndex), so the batch is acked without flushing
+                # the vector index: the embedded engine's flush stalls every search for 30-50
+                # ms, and the owner runs it once searches pause (see app.maintain_vector_index).
+                # What someone asked for (a store, an edit, a deletion) is shown to every read
+                # from now on; enrichment's keyword updates ride along with the next commit.
+                asked = bool(removals) or any(i not in keywords_only for i in ids)
+                if shared is None:
+                    await self._keyword.flush()
+                    applied = self._release_waiters(ids, rows, events)
+                elif asked:
+                    shared.show()
+                    applied = self._release_waiters(ids, rows, events)
         if shared is not None:
             # The events are acked once a commit holds their writes (shared with the batches
-            # around this one, outside the lock so they can be applied meanwhile).
+            # around this one, outside the lock so they can be applied meanwhile), and so are
+            # those a projection ahead already wrote.
             await shared.committed()
+        if not ids:
+            return
         if applied is None:
             applied = self._release_waiters(ids, rows, events)
         if self._announce is not None:
             await self._announce(applied)
+
+    async def _write(
+        self, ids: Mapping[str, None], rows: Mapping[str, Projectable], keywords_only: set[str]
+    ) -> list[str]:
+        """Write ``rows`` to both indexes and remove those of ``ids`` that are gone or no
+        longer live (returned)."""
+        now = datetime.now(UTC)
+        upserts = [to_document(r) for r in rows.values() if is_indexable(r, now)]
+        # An enrichment changes a memory's keywords only: its vector point (and its chunks,
+        # which it does not touch) are left as they are, so the point stays in the vector
+        # index's graph. Its version there stays one behind (see repository.vector_versions).
+        vector_upserts = [
+            d
+            for d in upserts
+            if d.memory_id not in keywords_only and d.parent_id not in keywords_only
+        ]
+        keyword_upserts = [d for d in upserts if d.parent_id not in keywords_only]
+        removals = [i for i in ids if i not in rows or not is_indexable(rows[i], now)]
+        if upserts:
+            await asyncio.gather(
+                self._vector.upsert(vector_upserts) if vector_upserts else _nothing(),
+                self._keyword.upsert(keyword_upserts) if keyword_upserts else _nothing(),
+            )
+        if removals:
+            await asyncio.gather(self._vector.delete(removals), self._keyword.delete(removals))
+        return removals
 
     async def repair(self, kind: IndexKind, ids: Sequence[str]) -> dict[str, Reason]:
         """Make one index agree with Postgres for ``ids`` (suspects found by the reconciler):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from exocortex.core.errors import InvalidArgument, Unavailable
 from exocortex.indexes.base import KeywordIndex, VectorIndex
+from exocortex.retrieval.projection.ahead import ProjectionAhead
 from exocortex.retrieval.projection.reconciler import Reconciler, ReconcileReport
 from exocortex.retrieval.projection.waiters import (
     POLL_SECONDS,
@@ -32,12 +33,14 @@ class IndexService:
         keyword_index: KeywordIndex,
         reconciler: Reconciler | None = None,
         *,
+        ahead: ProjectionAhead | None = None,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self._versions = versions
         self._vector = vector_index
         self._keyword = keyword_index
         self._reconciler = reconciler
+        self._ahead = ahead
         self._poll_seconds = poll_seconds
 
     async def reconcile(self) -> ReconcileReport:
@@ -52,6 +55,12 @@ class IndexService:
         (released by this replica's projector or another's announcement; see waiters)."""
         if not 0 <= timeout_ms <= MAX_AWAIT_MS:
             raise InvalidArgument(f"timeout_ms must be 0..{MAX_AWAIT_MS}", field="timeout_ms")
+        ahead = self._ahead is not None and timeout_ms > 0
+        if ahead and (self._versions.get(memory_id) or 0) < version:
+            assert self._ahead is not None
+            # Committed before anyone waits for it: project it now rather than wait for its
+            # event (see ahead), which releases the wait without asking the index first.
+            self._ahead.request(memory_id, version)
         return await wait_until_indexed(
             self._versions,
             self._stored_version,
@@ -59,6 +68,7 @@ class IndexService:
             version,
             timeout_ms / 1000.0,
             poll_seconds=self._poll_seconds,
+            ask_first=not ahead,
         )
 
     async def _stored_version(self, memory_id: str) -> int:

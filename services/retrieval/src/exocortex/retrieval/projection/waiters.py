@@ -86,8 +86,11 @@ async def wait_until_indexed(
     within_seconds: float,
     *,
     poll_seconds: float = POLL_SECONDS,
+    ask_first: bool = True,
 ) -> bool:
-    """Whether ``version`` of the memory is searchable, waiting up to ``within_seconds``."""
+    """Whether ``version`` of the memory is searchable, waiting up to ``within_seconds``.
+    ``ask_first=False``: someone is about to mark it (a projection ahead of its event), so the
+    index is not asked before the first slice of the wait."""
     known = versions.get(memory_id)
     if known is not None and known >= version:
         return True
@@ -95,7 +98,7 @@ async def wait_until_indexed(
     # A memory this process has heard of will be announced again when it changes, so only an
     # unknown one needs the index asked before the wait (applied elsewhere before this
     # process listened, or before a restart); the last check runs at the deadline regardless.
-    ask = known is None
+    ask = known is None and ask_first
     while True:
         if ask:
             held = await stored(memory_id)
