@@ -73,6 +73,7 @@ class Load:
     unexpected: list[str] = field(default_factory=list)
     _allowed: int = 0
     _next: int = 0
+    _stopped: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _more: threading.Condition = field(init=False)
 
@@ -83,6 +84,13 @@ class Load:
         """Let the clients store memories up to number ``upto``."""
         with self._more:
             self._allowed = upto
+            self._more.notify_all()
+
+    def stop(self) -> None:
+        """No more new stores: the clients finish the one they are at and return (a test that
+        fails part-way must not leave them waiting for work that never comes)."""
+        with self._more:
+            self._stopped = True
             self._more.notify_all()
 
     @property
@@ -96,8 +104,8 @@ class Load:
 
     def _take(self) -> int | None:
         with self._more:
-            while self._next >= self._allowed:
-                if self._allowed >= MEMORIES:
+            while self._next >= self._allowed or self._stopped:
+                if self._allowed >= MEMORIES or self._stopped:
                     return None
                 self._more.wait(0.5)
             number = self._next
@@ -119,7 +127,7 @@ class Load:
 
     def _store(self, client: httpx.Client, content: str, token: str) -> None:
         attempts = 0
-        while True:
+        while not self._stopped:
             attempts += 1
             try:
                 reply = client.post("/api/memories", json={"content": content})
@@ -254,32 +262,39 @@ def test_every_part_killed_under_load_loses_nothing_acknowledged(
         checked = 0
         with ThreadPoolExecutor(CLIENTS) as clients:
             running = [clients.submit(load.run_client) for _ in range(CLIENTS)]
-            for n, part in enumerate(PARTS):
-                load.allow(MEMORIES if n == len(PARTS) - 1 else (n + 1) * stretch)
-                # Killed half-way through its stretch: clients are mid-request.
-                kill_at = n * stretch + stretch // 2
-                while load.acknowledged < kill_at:
-                    assert all(not c.done() for c in running), [c.result() for c in running]
-                    time.sleep(0.05)
-                _kill(stack, part)
-                killed = time.monotonic()
-                deadline = killed + CONVERGE_SECONDS
-                probe = _probe(client, deadline)
-                probes.append(probe)
-                probe_seconds = time.monotonic() - killed
-                acked = load.snapshot()
-                # Retrieval's crash could lose what its indexes held, so everything is searched
-                # again; another part's crash can only delay what was in flight (the end checks
-                # all of it once more).
-                since = 0 if part == "retrieval" else checked
-                _converge(client, [*acked[since:], probe], deadline)
-                checked = len(acked)
-                healed.append(Healed(part, probe_seconds, time.monotonic() - killed, len(acked)))
-                print(
-                    f"\n{part} SIGKILL: store + search again after {probe_seconds:.1f}s, "
-                    f"every acknowledged memory findable after {healed[-1].all_seconds:.1f}s "
-                    f"({healed[-1].acknowledged} acknowledged so far)"
-                )
+            try:
+                for n, part in enumerate(PARTS):
+                    load.allow(MEMORIES if n == len(PARTS) - 1 else (n + 1) * stretch)
+                    # Killed half-way through its stretch: clients are mid-request.
+                    kill_at = n * stretch + stretch // 2
+                    while load.acknowledged < kill_at:
+                        assert all(not c.done() for c in running), [c.result() for c in running]
+                        time.sleep(0.05)
+                    _kill(stack, part)
+                    killed = time.monotonic()
+                    deadline = killed + CONVERGE_SECONDS
+                    probe = _probe(client, deadline)
+                    probes.append(probe)
+                    probe_seconds = time.monotonic() - killed
+                    acked = load.snapshot()
+                    # Retrieval's crash could lose what its indexes held, so everything is searched
+                    # again; another part's crash can only delay what was in flight (the end checks
+                    # all of it once more).
+                    since = 0 if part == "retrieval" else checked
+                    _converge(client, [*acked[since:], probe], deadline)
+                    checked = len(acked)
+                    healed.append(
+                        Healed(part, probe_seconds, time.monotonic() - killed, len(acked))
+                    )
+                    print(
+                        f"\n{part} SIGKILL: store + search again after {probe_seconds:.1f}s, "
+                        f"every acknowledged memory findable after {healed[-1].all_seconds:.1f}s "
+                        f"({healed[-1].acknowledged} acknowledged so far)"
+                    )
+            except BaseException:
+                # Stop the clients, or leaving the pool would wait for them forever.
+                load.stop()
+                raise
             for done in running:
                 done.result()
 
