@@ -66,6 +66,7 @@ _NO_BOOSTS = {
     "scoring.goal_gated_weight": "0",
     "scoring.dated_weight": "0",
     "scoring.coverage_weight": "0",
+    "scoring.expand_weight": "0",
     "search.rerank_candidates": "0",
 }
 # Same-run baselines: each signal switched off, and each index alone, through the same REST
@@ -83,6 +84,7 @@ BASELINES = {
         "search.coverage_similarity": "0.5",
     },
     "without when-questions lifting dated memories": {"scoring.dated_weight": "0"},
+    "with one-hop expansion (weight 0.05)": {"scoring.expand_weight": "0.05"},
     "contextual vectors (weight 1) instead of arrival neighbours": {
         "scoring.neighbour_weight": "0",
         "scoring.context_weight": "1",
