@@ -175,3 +175,16 @@ async def test_a_memory_its_event_already_brought_is_not_written_again(
     assert vector.upserted == [["a"]]
     assert versions.get("a") == 1
     await keyword.close()
+
+
+async def test_a_bulk_write_waits_for_its_events(
+    rows: dict[str, MemoryRecord], parts: Parts
+) -> None:
+    projector, vector, _, keyword, versions = parts
+    rows["a"] = _record("a", 1)
+    ahead = ProjectionAhead(projector)
+    service = IndexService(versions, vector, keyword, ahead=ahead)  # type: ignore[arg-type]
+    assert await service.await_indexed("a", 1, 100, by_event=True) is False
+    assert vector.upserted == []
+    await ahead.close()
+    await keyword.close()

@@ -90,14 +90,16 @@ async def _await_indexed(backends: BackendsDep, memory: common_pb2.Memory) -> bo
     return await _await_version(backends, memory.id, memory.version)
 
 
-async def _await_version(backends: BackendsDep, memory_id: str, version: int) -> bool:
+async def _await_version(
+    backends: BackendsDep, memory_id: str, version: int, *, by_event: bool = False
+) -> bool:
     wait_ms = backends.settings.store_wait_ms
     if wait_ms <= 0:
         return False
     try:
         reply = await backends.retrieval.AwaitIndexed(
             retrieval_pb2.AwaitIndexedRequest(
-                memory_id=memory_id, version=version, timeout_ms=wait_ms
+                memory_id=memory_id, version=version, timeout_ms=wait_ms, by_event=by_event
             ),
             timeout=wait_ms / 1000 + 5,
         )
@@ -108,8 +110,12 @@ async def _await_version(backends: BackendsDep, memory_id: str, version: int) ->
 
 
 async def _await_new(backends: BackendsDep, memory_ids: list[str]) -> bool:
-    """Read-your-writes for a bulk write: wait (bounded) until every new memory is searchable."""
-    waits = await asyncio.gather(*(_await_version(backends, i, 1) for i in memory_ids))
+    """Read-your-writes for a bulk write: wait (bounded) until every new memory is searchable.
+    By their events: they reach the projector in batches far larger than the waits would make
+    projecting them ahead (see retrieval's projection.ahead)."""
+    waits = await asyncio.gather(
+        *(_await_version(backends, i, 1, by_event=True) for i in memory_ids)
+    )
     return all(waits)
 
 

@@ -1183,19 +1183,25 @@ class AwaitIndexedRequest(_message.Message):
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    BY_EVENT_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
     version: _builtins.int
     timeout_ms: _builtins.int
+    by_event: _builtins.bool
+    """Wait for the memory's event only, never project it ahead of it: a bulk write's memories
+    reach the projector together, in batches far larger than the waits would make.
+    """
     def __init__(
         self,
         *,
         memory_id: _builtins.str = ...,
         version: _builtins.int = ...,
         timeout_ms: _builtins.int = ...,
+        by_event: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["memory_id", b"memory_id", "timeout_ms", b"timeout_ms", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_event", b"by_event", "memory_id", b"memory_id", "timeout_ms", b"timeout_ms", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

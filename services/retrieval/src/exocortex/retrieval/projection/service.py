@@ -50,12 +50,15 @@ class IndexService:
         await self._reconciler.settle()
         return await self._reconciler.run_once()
 
-    async def await_indexed(self, memory_id: str, version: int, timeout_ms: int) -> bool:
+    async def await_indexed(
+        self, memory_id: str, version: int, timeout_ms: int, *, by_event: bool = False
+    ) -> bool:
         """Whether ``version`` of the memory is searchable, waiting up to ``timeout_ms``
-        (released by this replica's projector or another's announcement; see waiters)."""
+        (released by this replica's projector or another's announcement, see waiters, or by a
+        projection ahead of the event unless ``by_event``: a bulk write's waits)."""
         if not 0 <= timeout_ms <= MAX_AWAIT_MS:
             raise InvalidArgument(f"timeout_ms must be 0..{MAX_AWAIT_MS}", field="timeout_ms")
-        ahead = self._ahead is not None and timeout_ms > 0
+        ahead = self._ahead is not None and timeout_ms > 0 and not by_event
         if ahead and (self._versions.get(memory_id) or 0) < version:
             assert self._ahead is not None
             # Committed before anyone waits for it: project it now rather than wait for its

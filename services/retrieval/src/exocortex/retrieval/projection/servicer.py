@@ -16,7 +16,7 @@ class ProjectionServicer(retrieval_pb2_grpc.RetrievalServicer):
         self, request: retrieval_pb2.AwaitIndexedRequest, context: grpc.aio.ServicerContext
     ) -> retrieval_pb2.AwaitIndexedResponse:
         indexed = await self._indexes.await_indexed(
-            request.memory_id, request.version, request.timeout_ms
+            request.memory_id, request.version, request.timeout_ms, by_event=request.by_event
         )
         return retrieval_pb2.AwaitIndexedResponse(indexed=indexed)
 
