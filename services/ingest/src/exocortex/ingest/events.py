@@ -92,15 +92,18 @@ class OutboxRelay:
         listener = asyncio.create_task(self._listen(stop), name="outbox-listen")
         try:
             while not stop.is_set():
+                # Cleared before the read: a commit the read misses wakes the next drain, and
+                # a drain that took fewer rows than a batch left none behind, so it waits for
+                # that wake (or the poll) instead of reading the empty outbox once more.
+                self._wake.clear()
                 try:
                     published = await self._drain_once()
                 except Exception as exc:
                     log.warning("outbox relay could not publish; will retry", error=str(exc))
                     published = 0
                     await asyncio.sleep(self._poll)
-                if published:
+                if published >= self._batch:
                     continue
-                self._wake.clear()
                 with suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=self._poll)
         finally:
