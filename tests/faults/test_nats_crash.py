@@ -57,6 +57,18 @@ def _wait_searchable(client: httpx.Client, memory_id: str, query: str) -> float:
     pytest.fail(f"{memory_id} not searchable {CONVERGE_SECONDS:.0f}s after the crash")
 
 
+def _wait_enriched(client: httpx.Client, memory_id: str, which: str) -> None:
+    """Until the memory's event has reached enrichment (it went out once NATS was back)."""
+    until(
+        lambda: client.get(f"/api/memories/{memory_id}").json()["enrichment_status"],
+        what=f"the memory {which} is enriched once NATS is back",
+        seconds=CONVERGE_SECONDS,
+        interval=0.25,
+        retry_on=(httpx.TransportError,),
+        accept=lambda status: status == "done",
+    )
+
+
 def _store(client: httpx.Client, content: str) -> dict[str, object]:
     reply = client.post("/api/memories", json={"content": content})
     assert reply.status_code == 201, reply.text
@@ -92,14 +104,7 @@ def test_killed_nats_is_restarted_and_the_stack_catches_up(
             interval=0.2,
             accept=lambda pid: pid not in (None, first_pid),
         )
-        until(
-            lambda: client.get(f"/api/memories/{memory['id']}").json()["enrichment_status"],
-            what="the memory stored during the outage is enriched once NATS is back",
-            seconds=CONVERGE_SECONDS,
-            interval=0.25,
-            retry_on=(httpx.TransportError,),
-            accept=lambda status: status == "done",
-        )
+        _wait_enriched(client, str(memory["id"]), "stored during the outage")
         converged = time.monotonic() - killed
         assert nats.port == port
         assert _pid_gone(first_pid), "the killed nats-server was left a zombie"
@@ -149,14 +154,7 @@ def test_killed_nats_is_restarted_and_the_stack_catches_up(
         supervisor.paused.clear()
         _wait_searchable(client, str(during["id"]), "when is the attic window closed?")
         # Its event, published once NATS is back, reaches enrichment: the stack caught up.
-        until(
-            lambda: client.get(f"/api/memories/{during['id']}").json()["enrichment_status"],
-            what="the outage memory's event reaches enrichment once NATS is back",
-            seconds=CONVERGE_SECONDS,
-            interval=0.25,
-            retry_on=(httpx.TransportError,),
-            accept=lambda status: status == "done",
-        )
+        _wait_enriched(client, str(during["id"]), "stored during the held restart")
         print(
             f"NATS back after a held restart → outage memory enriched "
             f"{time.monotonic() - resumed:.1f}s after the supervisor resumed"
