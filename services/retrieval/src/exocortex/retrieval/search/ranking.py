@@ -49,20 +49,9 @@ def add_neighbours(
         shares = {seed: min(1.0, alike.of(seed) / cfg.coherence_full) for seed in near}
     # Every credit is worked out from the scores the indexes gave, before any is added.
     seed_scores = {i: fused[i].score for i in near if i in alive and i in fused}
-    added: list[str] = []
     credits = neighbours.bonuses(near, seed_scores, cfg.weight, shares)
-    for memory_id, credit in credits.items():
-        entry = fused.get(memory_id)
-        if entry is None:
-            entry = fused[memory_id] = Fused(memory_id)
-        score = neighbours.lifted(entry.score, credit)
-        if score <= entry.score:
-            continue  # already past its ceiling on its own
-        if memory_id not in alive:
-            added.append(memory_id)
-        entry.raw_scores["neighbour"] = score - entry.score
-        entry.score = score
-    return added
+    lifted = _lift(fused, credits, "neighbour")
+    return [i for i in credits if i in lifted and i not in alive]
 
 
 def add_hops(
@@ -78,6 +67,15 @@ def add_hops(
     if cfg.weight <= 0 or not found:
         return []
     credits, added = hops.chosen(hops.credits(found, seed_scores, cfg.weight), fused, cfg.limit)
+    _lift(fused, credits, "hop")
+    return added
+
+
+def _lift(fused: dict[str, Fused], credits: dict[str, neighbours.Credit], signal: str) -> set[str]:
+    """Add each memory's credit to its fused score (bounded: ``neighbours.lifted``), kept in
+    its raw scores under ``signal``; the memories it lifted (one already past its ceiling on
+    its own is not)."""
+    lifted: set[str] = set()
     for memory_id, credit in credits.items():
         entry = fused.get(memory_id)
         if entry is None:
@@ -85,9 +83,10 @@ def add_hops(
         score = neighbours.lifted(entry.score, credit)
         if score <= entry.score:
             continue
-        entry.raw_scores["hop"] = score - entry.score
+        entry.raw_scores[signal] = score - entry.score
         entry.score = score
-    return added
+        lifted.add(memory_id)
+    return lifted
 
 
 def usable(
