@@ -146,6 +146,7 @@ async def test_nats_down_keeps_writes_and_delivers_them_later(
     fault_stack: Stack, client: httpx.AsyncClient
 ) -> None:
     namespace = f"f-{uuid.uuid4().hex[:8]}"
+    covered_before = await _projected(fault_stack, "covered")
     with _stopped(fault_stack, "nats"):
         memory = await _store(client, namespace, "The lighthouse keeper logs the fog horn hours.")
         # Searchable at once (projected ahead of its event); the event waits in the outbox.
@@ -153,6 +154,24 @@ async def test_nats_down_keeps_writes_and_delivers_them_later(
         assert _count(fault_stack, "SELECT count(*) FROM outbox WHERE published_at IS NULL") >= 1
     await _eventually_found(client, namespace, "fog horn hours", memory["id"])
     await wait_enriched(client, memory["id"])
+    # Its stored event, delivered once NATS was back, finds it written and writes nothing again.
+    await until_async(
+        lambda: _projected(fault_stack, "covered"),
+        what="the projector finds the memory's late event already projected ahead",
+        seconds=60,
+        accept=lambda covered: covered > covered_before,
+    )
+
+
+async def _projected(stack: Stack, path: str) -> float:
+    """exo_retrieval_projected_total{path} of the running retrieval."""
+    port = stack.config.metrics_ports["retrieval"]
+    async with httpx.AsyncClient(timeout=10) as http:
+        text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+    for line in text.splitlines():
+        if line.startswith(f'exo_retrieval_projected_total{{path="{path}"}}'):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
 
 
 async def test_nats_down_keeps_search_events_and_counts_them_later(

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from exocortex.core.records import MemoryRecord
 from exocortex.indexes.shared_commits import SharedCommits
@@ -134,4 +135,25 @@ async def test_a_memory_its_event_already_brought_is_not_written_again(
     await projector.project_now({"a": 1})
     assert vector.upserted == [["a"]]
     assert versions.get("a") == 1
+    await keyword.close()
+
+
+def _projected(path: str) -> float:
+    return REGISTRY.get_sample_value("exo_retrieval_projected_total", {"path": path}) or 0.0
+
+
+async def test_each_path_is_counted(
+    rows: dict[str, MemoryRecord], parts: Parts, record: Callable[..., MemoryRecord]
+) -> None:
+    projector, _, _, keyword, _ = parts
+    before = {p: _projected(p) for p in ("ahead", "event", "covered")}
+    rows["a"] = record("a", 1)
+    rows["b"] = record("b", 1)
+    await projector.project_now({"a": 1})
+    await _project(projector, keyword, MemoryChange("a", 1), MemoryChange("b", 1))
+    assert {p: _projected(p) - before[p] for p in before} == {
+        "ahead": 1,
+        "event": 1,
+        "covered": 1,
+    }
     await keyword.close()

@@ -31,6 +31,13 @@ TIME_TO_SEARCHABLE = Histogram(
     "From a memory's commit to its projection being searchable",
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
+PROJECTED = Counter(
+    "exo_retrieval_projected_total",
+    "Memories written to the indexes by the projector, by path: ahead (projected from its row "
+    "for a wait, ahead of its event), event (by its event), covered (an event whose memory was "
+    "already projected ahead: nothing written again)",
+    ["path"],
+)
 CONSUMER_LAG = Gauge(
     "exo_consumer_lag_messages", "Events not yet processed by a durable consumer", ["consumer"]
 )

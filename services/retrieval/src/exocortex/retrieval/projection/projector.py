@@ -158,6 +158,7 @@ class Projector:
                 return
             rows = await repository.with_chunks(self._pool, memory_ids)
             await self._write(dict.fromkeys(memory_ids), rows, set())
+            metrics.PROJECTED.labels("ahead").inc(len(memory_ids))
             shared.show()
             # Each is searchable at the version read: timed like an event's (TIME_TO_SEARCHABLE).
             read = [MemoryChange(i, int(rows[i].version)) for i in memory_ids if i in rows]
@@ -192,7 +193,9 @@ class Projector:
         async with self._lock:
             if shared is not None and self._projected_now:
                 # Under the lock: a projection ahead running now is seen once it is done.
-                events = [e for e in events if not self._covered(e)]
+                left = [e for e in events if not self._covered(e)]
+                metrics.PROJECTED.labels("covered").inc(len(events) - len(left))
+                events = left
             ids: dict[str, None] = {}
             for event in events:
                 ids.setdefault(event.memory_id, None)
@@ -204,6 +207,7 @@ class Projector:
                 rows = await repository.with_chunks(self._pool, list(ids))
                 keywords_only = _keywords_only(events)
                 removals = await self._write(ids, rows, keywords_only)
+                metrics.PROJECTED.labels("event").inc(len(ids))
                 # Vector writes are searchable as soon as they are applied; keyword writes once
                 # committed. Applied vector writes already survive a crash of this process (the
                 # engines write ahead, see VectorIndex), so the batch is acked without flushing
