@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
 from exocortex.testing.rest import search, store, wait_all_enriched
 from exocortex.testing.settings import patched_settings
@@ -70,6 +71,7 @@ async def test_one_hop_adds_what_is_linked_to_the_top_hit_or_names_its_entity(
 
     for target in (linked, archived, deleted, untagged_filter):
         await _link(api, hit, target)
+    entity_id = new_id()  # an id as enrichment makes them (a backup of the store checks it)
     with psycopg.connect(exo_stack.database_url, autocommit=True) as conn:
         # A link across namespaces, and a rare entity the hit shares with one memory of its
         # namespace and one of another, written as enrichment would.
@@ -79,12 +81,12 @@ async def test_one_hop_adds_what_is_linked_to_the_top_hit_or_names_its_entity(
         )
         conn.execute(
             "INSERT INTO entities (id, name, namespace) VALUES (%s, 'Orchid rollout', %s)",
-            (f"ent-{namespace}", namespace),
+            (entity_id, namespace),
         )
         for memory_id in (hit, mate, elsewhere):
             conn.execute(
                 "INSERT INTO memory_entities (memory_id, entity_id) VALUES (%s, %s)",
-                (memory_id, f"ent-{namespace}"),
+                (memory_id, entity_id),
             )
     assert (await api.post(f"/api/memories/{archived}/archive")).status_code == 200
     assert (await api.delete(f"/api/memories/{deleted}")).status_code == 200
