@@ -11,9 +11,8 @@ from exocortex.core.errors import ExoError, InvalidArgument
 from exocortex.core.ids import new_ids
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
-from exocortex.core.repositories import tokens as token_rows
 from exocortex.ingest import events, metrics
-from exocortex.ingest.store import repository
+from exocortex.ingest.store import repository, tokens
 from exocortex.ingest.store.config import WriteConfig
 from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
 from exocortex.ingest.store.prepare import Prepared, prepare
@@ -100,7 +99,12 @@ class BulkImporter:
             # One embedding call for the batch; if the model is away the batch fails as a
             # whole (nothing of it was written).
             # The token vectors come from the same run (see store/tokens.py).
-            vectors, token_vectors = await self._embed(texts, keep=config.keep_tokens)
+            vectors, token_vectors = await tokens.embed_many(
+                self._ingest.embedder,
+                texts,
+                keep=config.keep_tokens,
+                deadline_seconds=EMBED_TIMEOUT_SECONDS,
+            )
             by_item: dict[int, list[Any]] = {}
             tokens_by_item: dict[int, bytes] = {}
             cursor = 0
@@ -121,40 +125,18 @@ class BulkImporter:
             results[i].error = results[first].error
         return results
 
-    async def _embed(
-        self, texts: list[str], *, keep: bool
-    ) -> tuple[list[Vector], list[bytes] | None]:
-        """One embedding call for the batch; if the model is away the batch fails as a whole
-        (nothing of it was written). Each text's token vectors come with them when ``keep``
-        and the service gives them."""
-        embedder = self._ingest.embedder
-        with_tokens = getattr(embedder, "embed_with_tokens", None)
-        if with_tokens is None or not keep:
-            return await embedder.embed(texts, deadline_seconds=EMBED_TIMEOUT_SECONDS), None
-        vectors, tokens = await with_tokens(texts, deadline_seconds=EMBED_TIMEOUT_SECONDS)
-        return vectors, tokens
-
     async def _keep_tokens(
-        self, created: dict[int, Prepared], tokens: dict[int, bytes], results: list[ItemResult]
+        self, created: dict[int, Prepared], kept: dict[int, bytes], results: list[ItemResult]
     ) -> None:
         """Keep the token vectors of the memories the batch created, in one statement. Best
         effort, as for a single store: the memories are stored, and a memory left without
         them is encoded at search time or given them by the repair job."""
         items = [
-            (str(results[i].id), p.content, tokens[i])
+            (str(results[i].id), p.content, kept[i])
             for i, p in created.items()
-            if i in tokens and results[i].dedup_action == "created" and results[i].id
+            if i in kept and results[i].dedup_action == "created" and results[i].id
         ]
-        if not items:
-            return
-        embedder = self._ingest.embedder
-        try:
-            async with self._ingest.pool.connection() as conn:
-                await token_rows.put_many(
-                    conn, items, model=embedder.fingerprint, dimensions=embedder.dimensions
-                )
-        except Exception as exc:
-            log.warning("token vectors not kept for an import batch", error=str(exc))
+        await tokens.keep_many(self._ingest.pool, self._ingest.embedder, items)
 
     async def _existing_by_hash(self, items: list[Prepared]) -> dict[tuple[str, str, str], Row]:
         async with self._ingest.pool.connection() as conn:

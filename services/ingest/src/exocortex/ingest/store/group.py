@@ -33,7 +33,8 @@ MAX_GROUP = 64
 @dataclass(frozen=True)
 class KeptTokens:
     """A new memory's token vectors (``token_vectors.pack``'s bytes), made by ``model`` from its
-    text: written in the memory's own transaction."""
+    text: written in the memory's own transaction (its fields are named as
+    ``tokens.INSERT_SQL``'s parameters)."""
 
     tokens: bytes
     model: str
@@ -118,20 +119,12 @@ async def _commit(pool: Pool, group: Sequence[_Waiting]) -> list[Row]:
                 for w, row in zip(group, parents, strict=True)
             ],
         )  # fmt: skip
-        kept = [(w, row) for w, row in zip(group, parents, strict=True) if w.tokens is not None]
+        kept = [
+            {"id": row["id"], **vars(w.tokens)}
+            for w, row in zip(group, parents, strict=True)
+            if w.tokens is not None
+        ]
         if kept:
             async with conn.cursor() as cur:
-                await cur.executemany(
-                    token_rows.INSERT_SQL,
-                    [
-                        {
-                            "id": row["id"],
-                            "model": w.tokens.model,
-                            "dimensions": w.tokens.dimensions,
-                            "tokens": w.tokens.tokens,
-                        }
-                        for w, row in kept
-                        if w.tokens is not None
-                    ],
-                )
+                await cur.executemany(token_rows.INSERT_SQL, kept)
     return parents

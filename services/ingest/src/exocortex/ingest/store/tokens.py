@@ -25,7 +25,21 @@ class Embedder(Protocol):
     fingerprint: str
     dimensions: int
 
-    async def embed(self, texts: list[str]) -> list[Vector]: ...
+    async def embed(
+        self, texts: list[str], *, deadline_seconds: float | None = None
+    ) -> list[Vector]: ...
+
+
+async def embed_many(
+    embedder: Embedder, texts: list[str], *, keep: bool, deadline_seconds: float | None = None
+) -> tuple[list[Vector], list[bytes] | None]:
+    """``texts``' vectors and, when ``keep``, each one's packed token vectors from the same
+    request (None when not asked for or not given)."""
+    with_tokens = getattr(embedder, "embed_with_tokens", None)
+    if not keep or with_tokens is None:
+        return await embedder.embed(texts, deadline_seconds=deadline_seconds), None
+    vectors, tokens = await with_tokens(texts, deadline_seconds=deadline_seconds)
+    return vectors, tokens
 
 
 async def embed(
@@ -33,28 +47,27 @@ async def embed(
 ) -> tuple[list[Vector], bytes | None]:
     """``texts``' vectors and, when ``keep`` and there is one text, its packed token vectors
     from the same request (None when not asked for or not given)."""
-    with_tokens = getattr(embedder, "embed_with_tokens", None)
-    if not keep or len(texts) != 1 or with_tokens is None:
-        return await embedder.embed(texts), None
-    vectors, tokens = await with_tokens(texts)
+    vectors, tokens = await embed_many(embedder, texts, keep=keep and len(texts) == 1)
     return vectors, tokens[0] if tokens else None
+
+
+async def keep_many(pool: Pool, embedder: Embedder, items: list[tuple[str, str, bytes]]) -> None:
+    """Write each (memory id, content it was made from, token vectors) of ``items``, in one
+    statement."""
+    if not items:
+        return
+    try:
+        async with pool.connection() as conn:
+            await repository.put_many(
+                conn, items, model=embedder.fingerprint, dimensions=embedder.dimensions
+            )
+    except Exception as exc:
+        log.warning("token vectors not kept; search encodes the memories", error=str(exc))
 
 
 async def keep(
     pool: Pool, embedder: Embedder, memory_id: str, content: str, tokens: bytes | None
 ) -> None:
     """Write ``tokens`` for ``memory_id`` (made from ``content``), if given."""
-    if tokens is None:
-        return
-    try:
-        async with pool.connection() as conn:
-            await repository.put(
-                conn,
-                memory_id,
-                content,
-                model=embedder.fingerprint,
-                dimensions=embedder.dimensions,
-                tokens=tokens,
-            )
-    except Exception as exc:
-        log.warning("token vectors not kept; search encodes the memory", error=str(exc))
+    if tokens is not None:
+        await keep_many(pool, embedder, [(memory_id, content, tokens)])
