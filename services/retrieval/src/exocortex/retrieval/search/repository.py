@@ -29,18 +29,20 @@ Conn = AsyncConnection[Any]
 # Links are walked from the ~20 seeds (two index lookups each), never from the ~200 candidates:
 # given both lists the planner picked the candidates' side (measured at 100k: 770 index pages
 # a search instead of ~180). OFFSET 0 keeps the per-seed subquery from being flattened back
-# into that plan.
-_PROXIMITY_SQL = """
-SELECT memory_id, max(score) AS score FROM (
-    SELECT l.other AS memory_id, 0.3 + 0.5 * l.strength AS score
-      FROM unnest(%(s)s::text[]) AS seed(id)
+# into that plan. Each seed's links, both directions, as ``l(other, strength)``:
+_SEED_LINKS = """
      CROSS JOIN LATERAL (
         SELECT x.source_id AS other, x.strength FROM memory_links x WHERE x.target_id = seed.id
         UNION ALL
         SELECT x.target_id, x.strength FROM memory_links x WHERE x.source_id = seed.id
         OFFSET 0
      ) l
-     WHERE l.other = ANY(%(c)s) AND l.other <> seed.id
+"""
+_PROXIMITY_SQL = """
+SELECT memory_id, max(score) AS score FROM (
+    SELECT l.other AS memory_id, 0.3 + 0.5 * l.strength AS score
+      FROM unnest(%(s)s::text[]) AS seed(id)
+{seed_links}     WHERE l.other = ANY(%(c)s) AND l.other <> seed.id
     UNION ALL
     SELECT me.memory_id, 0.5
       FROM memory_entities me
@@ -55,8 +57,9 @@ SELECT memory_id, max(score) AS score FROM (
        AND (%(ns)s::text IS NULL OR e.namespace = %(ns)s)
 ) g
 GROUP BY memory_id
-"""
+""".replace("{seed_links}", _SEED_LINKS.lstrip("\n"))
 
+# The strongest link per neighbour, both directions, excluding the results themselves.
 # The strongest link per neighbour, both directions, excluding the results themselves.
 _LINKED_SQL = """
 SELECT x.other, x.from_id, x.link_type, x.strength FROM (
@@ -272,13 +275,7 @@ WITH seed AS (
 ), hop AS (
     SELECT seed.id AS seed, l.other AS id, 'link' AS kind, max(l.strength) AS value
       FROM seed
-     CROSS JOIN LATERAL (
-        SELECT x.source_id AS other, x.strength FROM memory_links x WHERE x.target_id = seed.id
-        UNION ALL
-        SELECT x.target_id, x.strength FROM memory_links x WHERE x.source_id = seed.id
-        OFFSET 0
-     ) l
-     GROUP BY 1, 2
+{seed_links}     GROUP BY 1, 2
     UNION ALL
     SELECT seed.id, me.memory_id, 'entity', sum(1.0 / (n.mentions - 1))
       FROM seed
@@ -299,7 +296,7 @@ SELECT h.seed, h.id, h.kind, h.value
   JOIN memories m ON m.id = h.id
  WHERE m.id <> h.seed AND m.namespace = seed.namespace AND m.parent_id IS NULL
    AND m.is_active AND (m.expires_at IS NULL OR m.expires_at > now()) AND {scope}
-"""
+""".replace("{seed_links}", _SEED_LINKS.lstrip("\n"))
 
 
 async def one_hop(conn: Conn, namespace: str | None, seeds: Sequence[str]) -> list[hops.Hop]:
