@@ -12,7 +12,15 @@ from exocortex.core.bus import subjects
 from exocortex.core.bus.client import DurableConsumer, connect, ensure_stream
 
 
-async def _batches(nats_url: str, linger: float, durable: str) -> list[list[bytes]]:
+async def _batches(
+    nats_url: str,
+    linger: float,
+    durable: str,
+    *,
+    max_linger: float = 0.0,
+    events: int = 10,
+    spacing: float = 0.03,
+) -> list[list[bytes]]:
     nc = await connect(nats_url, name="linger-test")
     js = nc.jetstream()
     await ensure_stream(js)
@@ -21,7 +29,7 @@ async def _batches(nats_url: str, linger: float, durable: str) -> list[list[byte
 
     async def handler(msgs: Sequence[Msg]) -> None:
         seen.append([m.data for m in msgs])
-        if sum(map(len, seen)) >= 10:
+        if sum(map(len, seen)) >= events:
             all_seen.set()
 
     stop = asyncio.Event()
@@ -33,13 +41,14 @@ async def _batches(nats_url: str, linger: float, durable: str) -> list[list[byte
         batch_size=64,
         fetch_timeout=0.2,
         linger=linger,
+        max_linger=max_linger,
     )
     task = asyncio.create_task(consumer.run(stop))
     try:
-        for i in range(10):
+        for i in range(events):
             await js.publish(subjects.SEARCH_PERFORMED, str(i).encode())
-            await asyncio.sleep(0.03)
-        await asyncio.wait_for(all_seen.wait(), 10)
+            await asyncio.sleep(spacing)
+        await asyncio.wait_for(all_seen.wait(), 30)
         for _ in range(100):  # the last batch's acks follow its handler
             if await consumer.pending() == 0:
                 break
@@ -60,6 +69,54 @@ async def test_every_event_is_handled_once(nats_url: str, linger: float) -> None
         # Ten events published within about 0.3 s: the first batch lingers 2 s and takes the
         # rest (two batches at most, should the first fetch already hold a few).
         assert len(seen) <= 2, seen
+
+
+async def test_a_steady_stream_is_taken_in_few_batches_while_it_keeps_flowing(
+    nats_url: str,
+) -> None:
+    """With ``max_linger``, each linger that brings events is followed by another: a stream of
+    30 events over about 1.5 s, each linger 0.3 s, is handled in a few batches, not one per
+    linger, and every event exactly once."""
+    seen = await _batches(nats_url, 0.3, "linger-stream", max_linger=10.0, events=30, spacing=0.05)
+    assert sorted(int(d) for batch in seen for d in batch) == list(range(30))
+    # One linger alone would cut the stream into about five batches (1.5 s / 0.3 s); the first
+    # fetch may take the first event on its own.
+    assert len(seen) <= 2, [len(b) for b in seen]
+
+
+async def test_a_lone_event_waits_one_linger_not_the_longest(nats_url: str) -> None:
+    """Nothing follows it: the linger that brings nothing ends the batch at once."""
+    nc = await connect(nats_url, name="linger-lone-test")
+    js = nc.jetstream()
+    await ensure_stream(js)
+    handled = asyncio.Event()
+
+    async def handler(msgs: Sequence[Msg]) -> None:
+        handled.set()
+
+    stop = asyncio.Event()
+    consumer = DurableConsumer(
+        js,
+        durable="linger-lone",
+        filter_subject=subjects.SEARCH_PERFORMED,
+        handler=handler,
+        batch_size=64,
+        fetch_timeout=0.2,
+        linger=0.1,
+        max_linger=20.0,
+    )
+    task = asyncio.create_task(consumer.run(stop))
+    try:
+        loop = asyncio.get_running_loop()
+        published = loop.time()
+        await js.publish(subjects.SEARCH_PERFORMED, b"lone")
+        await asyncio.wait_for(handled.wait(), 30)
+        # About one linger (0.1 s) and a fetch; far below the 20 s a stream could linger.
+        assert loop.time() - published < 10.0
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        await nc.close()
 
 
 async def test_batches_in_flight_overlap_and_each_is_acked_when_its_handler_returns(

@@ -48,6 +48,7 @@ async def run(settings: EnrichmentSettings, stop: asyncio.Event) -> None:
             # A trickle of stores is enriched in batches (one nearest-neighbour call, one
             # transaction, one outbox batch each) rather than one memory at a time.
             linger=settings.linger_seconds,
+            max_linger=settings.max_linger_seconds,
         )
         task = asyncio.create_task(consumer.run(stop), name="enrichment-consumer")
         log.info("enrichment ready")

@@ -15,7 +15,13 @@ class EnrichmentSettings(GrpcServiceSettings):
         validation_alias=AliasChoices("EXO_ENRICHMENT_METRICS_PORT"),
     )
     batch_size: int = Field(default=64, validation_alias=AliasChoices("EXO_ENRICHMENT_BATCH"))
-    # After a batch that did not fill, wait this long for more events to enrich together.
+    # After a batch that did not fill, wait this long for more events to enrich together...
     linger_seconds: float = Field(
         default=0.1, validation_alias=AliasChoices("EXO_ENRICHMENT_LINGER_SECONDS")
+    )
+    # ... and again while each wait brings more, up to this long in all: a lone store is
+    # enriched about linger_seconds after it arrives, a steady stream of stores about once a
+    # second, in batches that share their fixed costs.
+    max_linger_seconds: float = Field(
+        default=1.0, validation_alias=AliasChoices("EXO_ENRICHMENT_MAX_LINGER_SECONDS")
     )

@@ -188,6 +188,11 @@ class DurableConsumer:
     # consumer whose effects may lag a little then handles a steady trickle in a few larger
     # batches instead of one message at a time (0: handle each batch at once).
     linger: float = 0.0
+    # While each linger brings more, keep lingering, up to this long in all (0: one linger).
+    # A lone event waits one linger; a steady stream is handled in batches of about this many
+    # seconds' worth, so what each batch costs whatever its size (a transaction, a
+    # nearest-neighbour call, the events it publishes) is paid once a second, not ten times.
+    max_linger: float = 0.0
     max_deliveries: int = MAX_DELIVERIES
     retry_delay: float = 2.0
     # An outage's retries: delays double from retry_delay up to this.
@@ -208,11 +213,19 @@ class DurableConsumer:
         return int(info.num_pending or 0) + int(info.num_ack_pending or 0)
 
     async def _more(self, sub: JetStreamContext.PullSubscription, wanted: int) -> list[Msg]:
-        await asyncio.sleep(self.linger)
-        try:
-            more: list[Msg] = await sub.fetch(wanted, timeout=0.05)
-        except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
-            return []
+        """What arrives while the stream keeps flowing: a linger that brings nothing ends the
+        batch, and so do ``wanted`` messages or ``max_linger`` seconds in all."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(self.max_linger, self.linger)
+        more: list[Msg] = []
+        while len(more) < wanted:
+            await asyncio.sleep(self.linger)
+            try:
+                more += await sub.fetch(wanted - len(more), timeout=0.05)
+            except (NatsTimeoutError, FetchTimeoutError, TimeoutError):
+                break
+            if loop.time() + self.linger > deadline:
+                break
         return more
 
     async def _one_by_one(self, msgs: Sequence[Msg]) -> None:
