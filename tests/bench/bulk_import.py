@@ -303,15 +303,29 @@ async def enrichment_latency(client: httpx.AsyncClient, texts: list[str]) -> lis
     return out
 
 
-def pending(database_url: str, namespace: str) -> int:
+def pending(database_url: str, namespace: str | None) -> int:
+    """Memories of ``namespace`` (None: of any) that wait for their enrichment (only live
+    roots are enriched)."""
     import psycopg
 
     with psycopg.connect(database_url) as conn:
         row = conn.execute(
-            "SELECT count(*) FROM memories WHERE namespace = %s AND enrichment_status = 'pending'",
-            (namespace,),
+            "SELECT count(*) FROM memories WHERE enrichment_status = 'pending' "
+            "AND is_active AND parent_id IS NULL AND (%s::text IS NULL OR namespace = %s)",
+            (namespace, namespace),
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+async def drained(database_url: str, limit_s: float = 120.0) -> float:
+    """Seconds until no memory waits for its enrichment (polled every 50 ms, at most
+    ``limit_s``)."""
+    started = time.perf_counter()
+    for _ in range(int(limit_s / 0.05)):
+        if not await asyncio.to_thread(pending, database_url, None):
+            break
+        await asyncio.sleep(0.05)
+    return time.perf_counter() - started
 
 
 async def catch_up(
@@ -388,6 +402,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                     before = cpu.sample() if cpu else {}
                     result = await coro
                     result["load"] = os.getloadavg()[0]
+                    if stack is not None:
+                        # The phase is charged with the enrichment it caused: the CPU is read
+                        # once every memory stored so far is enriched, not while the last
+                        # batch is still lingering (it would land on the next phase).
+                        result["enriched_after_s"] = await drained(stack.database_url)
                     if cpu:
                         out["cpu"][label] = Cpu.diff(before, cpu.sample())
                     print(f"{label}: {json.dumps(result, default=str)}", flush=True)
