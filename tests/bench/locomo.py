@@ -67,6 +67,7 @@ _NO_BOOSTS = {
     "scoring.dated_weight": "0",
     "scoring.coverage_weight": "0",
     "scoring.expand_weight": "0",
+    "scoring.feedback_weight": "0",
     "search.rerank_candidates": "0",
 }
 # Same-run baselines: each signal switched off, and each index alone, through the same REST
@@ -85,6 +86,7 @@ BASELINES = {
     },
     "without when-questions lifting dated memories": {"scoring.dated_weight": "0"},
     "with one-hop expansion (weight 0.05)": {"scoring.expand_weight": "0.05"},
+    "with pseudo-relevance feedback (weight 0.05)": {"scoring.feedback_weight": "0.05"},
     "contextual vectors (weight 1) instead of arrival neighbours": {
         "scoring.neighbour_weight": "0",
         "scoring.context_weight": "1",

@@ -93,6 +93,14 @@ _TOGETHER: tuple[tuple[tuple[str, ...], str], ...] = (
         ),
     ),
     (
+        ("scoring.feedback_weight", "search.feedback_seeds", "search.feedback_mix"),
+        (
+            "Pseudo-relevance feedback: weight of one more vector search, for the query moved "
+            "toward its best first hits, fused beside the two indexes (0 off); how many first "
+            "hits; how far toward them (their mean vector's share against the query's)"
+        ),
+    ),
+    (
         ("scoring.dated_weight",),
         (
             "When the query asks when: bonus (× the best score) for each of the best 30 results "

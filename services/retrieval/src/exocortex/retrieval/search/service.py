@@ -21,6 +21,7 @@ from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.indexes.base import IndexFilter, IndexHit, KeywordIndex, VectorIndex
+from exocortex.indexes.base import best_first as best_first_hits
 from exocortex.retrieval import metrics
 from exocortex.retrieval.search import (
     bounds,
@@ -28,6 +29,7 @@ from exocortex.retrieval.search import (
     coverage,
     dated,
     expansion,
+    feedback,
     hops,
     neighbours,
     packing,
@@ -96,6 +98,7 @@ class SearchService:
         self._overfetch = overfetch_factor
         self._min_candidates = min_candidates
         self._hits = IndexHits(pool, embedder, vector_index, keyword_index, query_cache_size)
+        self._vector_index = vector_index
         self._embedder = embedder
         # Token vectors of memories for re-scoring, by (id, version): a changed memory is
         # encoded again. About 50 KB each at 30 tokens: 2,048 of them is about 100 MB at most.
@@ -160,10 +163,11 @@ class SearchService:
             )
         )
         vector_roots: list[tuple[str, float]] = []
+        query_vector: Vector | None = None
         keyword_hits: list[IndexHit] = []
         expansion_terms: list[str] = []
         try:
-            vector_roots = await vector_task
+            vector_roots, query_vector = await vector_task
         except Exception as exc:
             log.warning("vector side unavailable; answering from keywords", error=str(exc))
             degraded.append("vector")
@@ -199,11 +203,23 @@ class SearchService:
         want_near = cfg.use_rrf and near_cfg.enabled and bool(ids)
         hop_cfg = hops.HopSettings.from_settings(settings)
         hop_seeds = ids[: hop_cfg.seeds] if cfg.use_rrf and hop_cfg.enabled else []
-        rows, proximity, (near, near_vectors), one_hop, max_access = await asyncio.gather(
+        feedback_cfg = feedback.FeedbackSettings.from_settings(settings)
+        want_feedback = cfg.use_rrf and feedback_cfg.enabled and query_vector is not None
+        (
+            rows,
+            proximity,
+            (near, near_vectors),
+            one_hop,
+            feedback_roots,
+            max_access,
+        ) = await asyncio.gather(
             self._hydrate(head),
             self._proximity(namespace, ids, query) if want_graph else _nothing(),
             self._around(namespace, ids, near_cfg) if want_near else _no_neighbours(),
             self._one_hop(namespace, hop_seeds) if hop_seeds else _no_hops(),
+            self._feedback(ids, query_vector, candidates, flt, feedback_cfg)
+            if want_feedback and query_vector is not None
+            else _no_roots(),
             self._max_access.get(namespace),
         )
         now = datetime.now(UTC)
@@ -214,6 +230,13 @@ class SearchService:
             # Ties in proximity keep the indexes' fused order (see rank_by_score). Added last
             # to the same fusion: the scores are those of fusing all three lists at once.
             add_list(fused, "graph", rank_by_score(proximity, ids), weights["graph"], cfg.rrf_k)
+        if feedback_roots:
+            # Fused last, as the graph list: memories only it found join the candidates (the
+            # vector index applied the search's filters; their rows are read if they can still
+            # reach the page).
+            known = set(fused)
+            add_list(fused, "feedback", feedback_roots, feedback_cfg.weight, cfg.rrf_k)
+            ids += [i for i, _ in feedback_roots if i not in known]
         found_by_index = [i for i in ids if i not in dead]
         # The seeds' scores as the indexes and the graph gave them, before any credit.
         hop_scores = {i: fused[i].score for i in hop_seeds if i not in dead}
@@ -278,13 +301,13 @@ class SearchService:
         embedded: asyncio.Event,
         context_weight: float,
         settings: Mapping[str, str],
-    ) -> list[tuple[str, float]]:
+    ) -> tuple[list[tuple[str, float]], Vector]:
         """The vector index's roots for ``text``, re-ranked with their contextual vectors (see
-        ``context``; read beside the keyword search)."""
+        ``context``; read beside the keyword search), and the query's vector."""
         hits, query_vector = await self._hits.vector(text, limit, flt, embedded, settings)
         roots = collapse_to_roots([(h.memory_id, h.score, h.parent_id) for h in hits])
         if context_weight <= 0 or not roots:
-            return roots
+            return roots, query_vector
         try:
             async with self._pool.connection() as conn:
                 contexts = await metrics.timed(
@@ -292,8 +315,8 @@ class SearchService:
                 )
         except Exception as exc:  # context only reorders the leg; never fail a search on it
             log.warning("contextual vectors unavailable; vector order kept", error=str(exc))
-            return roots
-        return context.rerank(roots, contexts, query_vector, context_weight)
+            return roots, query_vector
+        return context.rerank(roots, contexts, query_vector, context_weight), query_vector
 
     def _prefetch_tokens(
         self, ids: list[str], cfg: rerank.RerankSettings
@@ -433,6 +456,40 @@ class SearchService:
             log.warning("one-hop expansion unavailable; answering without it", error=str(exc))
             return []
 
+    async def _feedback(
+        self,
+        ids: list[str],
+        query_vector: Vector,
+        limit: int,
+        flt: IndexFilter,
+        cfg: feedback.FeedbackSettings,
+    ) -> list[tuple[str, float]]:
+        """The vector index's roots for the query moved toward the stored vectors of the best
+        fused candidates (see ``feedback``); none when they cannot be had (the list only adds
+        to the fusion: never fail a search on it)."""
+        seeds = ids[: cfg.seeds]
+        if not seeds:
+            return []
+        try:
+            async with self._pool.connection() as conn:
+                read = await metrics.timed(
+                    "feedback_read", repository.versioned_vectors(conn, seeds)
+                )
+            moved = feedback.moved_query(
+                query_vector, [read[i][1] for i in seeds if i in read], cfg.mix
+            )
+            if moved is None:
+                return []
+            hits = await metrics.timed("feedback", self._vector_index.search(moved, limit, flt))
+        except Exception as exc:
+            log.warning(
+                "pseudo-relevance feedback unavailable; answering without it", error=str(exc)
+            )
+            return []
+        return collapse_to_roots(
+            [(h.memory_id, h.score, h.parent_id) for h in best_first_hits(hits)]
+        )
+
     async def _score_reachable(
         self,
         q: SearchQuery,
@@ -495,4 +552,8 @@ async def _no_neighbours() -> tuple[neighbours.Found, dict[str, Vector]]:
 
 
 async def _no_hops() -> list[hops.Hop]:
+    return []
+
+
+async def _no_roots() -> list[tuple[str, float]]:
     return []

@@ -1,0 +1,86 @@
+"""Pseudo-relevance feedback on the real stack: with it on, a memory close in meaning to the top
+hit but sharing nothing with the query rises above one the query itself ranks second; with
+weight 0 (the default) it does not; never a memory of another namespace or outside the search's
+filters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from exocortex.core.runtime.stack import Stack
+from exocortex.testing.rest import search, store, wait_all_enriched
+from exocortex.testing.settings import patched_settings
+
+QUERY = "staging database migration index rebuild"
+HIT = (
+    "The staging database migration finished after the index rebuild; the orchid greenhouse "
+    "irrigation valves were replaced the same week."
+)
+# What the hit is also about, in none of the query's words.
+MATE = "The orchid greenhouse irrigation valves were replaced."
+# Shares a word and some meaning with the query, nothing with the rest of the hit.
+NEAR = "The database backup runs overnight."
+FILLERS = [
+    "Ana repaired the bicycle in Lisbon.",
+    "Ben painted the fence at the cabin.",
+    "Chidi filed the insurance claim downtown.",
+    "Dana tuned the piano at the office.",
+    "Emil cleaned the gutters in the garden.",
+    "Farah renewed the passport in Lisbon.",
+    "Goran planted tomatoes at the cabin.",
+    "Ana sorted the tax receipts downtown.",
+    "Ben fixed the leaking tap at the office.",
+    "Chidi booked the dentist for March.",
+    "Dana returned the library books.",
+    "Emil bought a new kettle for the kitchen.",
+]
+# One seed (the hit) and the query moved most of the way to it: the feedback list ranks the
+# hit's own subject first. Re-scoring off, so the order is the fusion's.
+ON = {
+    "scoring.feedback_weight": "10",
+    "search.feedback_seeds": "1",
+    "search.feedback_mix": "10",
+    "search.rerank_candidates": "0",
+}
+OFF = {**ON, "scoring.feedback_weight": "0"}
+
+
+def _ids(body: Any) -> list[str]:
+    """The ids of a compact search's results (compact: no access is counted, so each search
+    scores as the first did)."""
+    return [r["id"] for r in body["results"]]
+
+
+async def test_feedback_lifts_what_the_top_hit_is_about_within_the_filters(
+    api: httpx.AsyncClient, namespace: str, exo_stack: Stack
+) -> None:
+    settings = (await api.get("/api/settings")).json()
+    assert settings["scoring.feedback_weight"] == "0"  # off by default
+    other = f"{namespace}-other"
+    # The mate is stored far from the hit: no arrival-neighbour credit.
+    mate = await store(api, namespace, MATE)
+    for text in FILLERS[:6]:
+        await store(api, namespace, text)
+    hit = await store(api, namespace, HIT, tags=["kept"])
+    for text in FILLERS[6:]:
+        await store(api, namespace, text)
+    near = await store(api, namespace, NEAR)
+    elsewhere = await store(api, other, MATE + " Twice.")
+    # Enrichment's links (the graph list) in place before either search, so both see them.
+    await wait_all_enriched(api, mate, hit, near, elsewhere)
+
+    async with patched_settings(api, exo_stack.nats_url, OFF):
+        off = _ids(await search(api, namespace, QUERY, limit=5, compact=True))
+    assert off[0] == hit, off
+    assert off.index(near) < (off.index(mate) if mate in off else len(off)), off
+
+    async with patched_settings(api, exo_stack.nats_url, ON):
+        on = _ids(await search(api, namespace, QUERY, limit=5, compact=True))
+        everything = _ids(await search(api, namespace, QUERY, limit=50, compact=True))
+        tagged = _ids(await search(api, namespace, QUERY, limit=50, compact=True, tags=["kept"]))
+    assert on[0] == hit, on
+    assert on.index(mate) < on.index(near), on
+    assert elsewhere not in everything
+    assert tagged == [hit]
