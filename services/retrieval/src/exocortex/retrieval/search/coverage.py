@@ -27,6 +27,7 @@ from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
 from exocortex.retrieval.search import repository
 from exocortex.retrieval.search.results import ScoredMemory
+from exocortex.retrieval.search.scoring import setting_float
 
 log = get_logger(__name__)
 
@@ -38,11 +39,9 @@ DEFAULT_SIMILARITY = 0.5
 
 
 def _float(s: Mapping[str, str], key: str, default: float, hi: float) -> float:
-    try:
-        value = float(s.get(key, default))
-    except ValueError:
-        return default
-    return min(hi, value) if value == value and value >= 0 else default
+    """Between 0 and ``hi`` (a negative value means the default)."""
+    value = setting_float(s, key, default)
+    return min(hi, value) if value >= 0 else default
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from exocortex.core.domain.vectors import Vector
-
-
-def _float(s: Mapping[str, str], key: str, default: float) -> float:
-    try:
-        return float(s.get(key, default))
-    except ValueError:
-        return default
+from exocortex.retrieval.search.scoring import setting_float
 
 
 @dataclass(frozen=True)
@@ -42,9 +36,9 @@ class FeedbackSettings:
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> FeedbackSettings:
         return cls(
-            weight=max(0.0, _float(s, "scoring.feedback_weight", 0.0)),
-            seeds=max(0, min(20, int(_float(s, "search.feedback_seeds", 3)))),
-            mix=max(0.0, min(10.0, _float(s, "search.feedback_mix", 1.0))),
+            weight=max(0.0, setting_float(s, "scoring.feedback_weight", 0.0)),
+            seeds=max(0, min(20, int(setting_float(s, "search.feedback_seeds", 3)))),
+            mix=max(0.0, min(10.0, setting_float(s, "search.feedback_mix", 1.0))),
         )
 
     @property

@@ -30,18 +30,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from exocortex.retrieval.search.neighbours import CEILING, Credit
+from exocortex.retrieval.search.scoring import setting_float
 
 # An entity named by more memories than this links none of them.
 MAX_MENTIONS = 50
 
 LINK, ENTITY = "link", "entity"
-
-
-def _float(s: Mapping[str, str], key: str, default: float) -> float:
-    try:
-        return float(s.get(key, default))
-    except ValueError:
-        return default
 
 
 @dataclass(frozen=True)
@@ -53,9 +47,9 @@ class HopSettings:
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> HopSettings:
         return cls(
-            weight=max(0.0, _float(s, "scoring.expand_weight", 0.0)),
-            seeds=max(0, min(50, int(_float(s, "search.expand_seeds", 5)))),
-            limit=max(0, min(100, int(_float(s, "search.expand_limit", 10)))),
+            weight=max(0.0, setting_float(s, "scoring.expand_weight", 0.0)),
+            seeds=max(0, min(50, int(setting_float(s, "search.expand_seeds", 5)))),
+            limit=max(0, min(100, int(setting_float(s, "search.expand_limit", 10)))),
         )
 
     @property

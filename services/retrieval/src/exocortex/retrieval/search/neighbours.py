@@ -43,6 +43,7 @@ import numpy.typing as npt
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.records import MemoryRecord
 from exocortex.indexes.base import IndexFilter
+from exocortex.retrieval.search.scoring import setting_float
 
 # Seed id → its arrival neighbours as (id, distance), nearest first.
 Found = dict[str, list[tuple[str, int]]]
@@ -86,13 +87,6 @@ def id_window(seed: str, gap: timedelta) -> tuple[str, str] | None:
     return _time_prefix(low) + "0" * random_chars, _time_prefix(high) + "Z" * random_chars
 
 
-def _float(s: Mapping[str, str], key: str, default: float) -> float:
-    try:
-        return float(s.get(key, default))
-    except ValueError:
-        return default
-
-
 # A neighbour reaches at most this share of the own fused score of the best seed crediting it.
 CEILING = 0.95
 
@@ -109,10 +103,14 @@ class NeighbourSettings:
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> NeighbourSettings:
         return cls(
-            weight=max(0.0, _float(s, "scoring.neighbour_weight", 0.5)),
-            window=max(0, min(10, int(_float(s, "search.neighbour_window", 2)))),
-            max_gap=timedelta(minutes=max(0.0, _float(s, "search.neighbour_max_gap_minutes", 30))),
-            coherence_full=max(0.0, min(1.0, _float(s, "search.neighbour_coherence_full", 0.02))),
+            weight=max(0.0, setting_float(s, "scoring.neighbour_weight", 0.5)),
+            window=max(0, min(10, int(setting_float(s, "search.neighbour_window", 2)))),
+            max_gap=timedelta(
+                minutes=max(0.0, setting_float(s, "search.neighbour_max_gap_minutes", 30))
+            ),
+            coherence_full=max(
+                0.0, min(1.0, setting_float(s, "search.neighbour_coherence_full", 0.02))
+            ),
         )
 
     @property

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from exocortex.retrieval.search.scoring import setting_float
+
 Tokens = npt.NDArray[np.float32]
 RRF_K = 5.0
 
@@ -36,11 +38,9 @@ def _int(s: Mapping[str, str], key: str, default: int, lo: int, hi: int) -> int:
 
 
 def _float(s: Mapping[str, str], key: str, default: float) -> float:
-    try:
-        value = float(s.get(key, default))
-    except ValueError:
-        return default
-    return value if value == value and value >= 0 else default
+    """Non-negative (a negative value means the default)."""
+    value = setting_float(s, key, default)
+    return value if value >= 0 else default
 
 
 @dataclass(frozen=True)

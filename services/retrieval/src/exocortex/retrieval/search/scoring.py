@@ -33,7 +33,9 @@ from exocortex.retrieval.search.graph import Extras
 _WORD = re.compile(r"[\w.+#-]+", re.UNICODE)
 
 
-def _float(settings: Mapping[str, str], key: str, default: float) -> float:
+def setting_float(settings: Mapping[str, str], key: str, default: float) -> float:
+    """A number setting as a float: ``default`` when it is missing, does not parse, or is not
+    finite (the search's settings are read on every search; a bad value must not fail it)."""
     try:
         value = float(settings.get(key, default))
     except ValueError:
@@ -71,24 +73,24 @@ class ScoringSettings:
         tags = tuple(t.strip() for t in s.get("search.metadata_tags", "").split(",") if t.strip())
         return cls(
             use_rrf=s.get("scoring.use_rrf", "true").strip().lower() != "false",
-            rrf_k=max(1.0, _float(s, "scoring.rrf_k", 5.0)),
-            vector_weight=_float(s, "scoring.vector_weight", 0.50),
-            fts_weight=_float(s, "scoring.fts_weight", 0.50),
-            graph_weight=_float(s, "scoring.graph_weight", 0.05),
-            context_weight=max(0.0, _float(s, "scoring.context_weight", 0.0)),
-            recency_weight=_float(s, "scoring.recency_weight", 0.20),
-            recency_decay=_float(s, "scoring.recency_decay", 0.05),
-            frequency_weight=_float(s, "scoring.frequency_weight", 0.10),
-            usefulness_weight=_float(s, "scoring.usefulness_weight", 0.05),
-            valence_weight=_float(s, "scoring.valence_weight", 0.05),
-            quality_weight=_float(s, "scoring.quality_weight", 0.10),
-            goal_weight=_float(s, "scoring.goal_gated_weight", 0.10),
-            tag_boost=_float(s, "scoring.tag_boost", 0.10),
-            legacy_min_score=_float(s, "scoring.min_score", 0.15),
-            rrf_min_score=max(0.0, _float(s, "scoring.rrf_min_score", 0.0)),
-            keyword_boost=max(0.0, _float(s, "scoring.keyword_boost", 2.0)),
+            rrf_k=max(1.0, setting_float(s, "scoring.rrf_k", 5.0)),
+            vector_weight=setting_float(s, "scoring.vector_weight", 0.50),
+            fts_weight=setting_float(s, "scoring.fts_weight", 0.50),
+            graph_weight=setting_float(s, "scoring.graph_weight", 0.05),
+            context_weight=max(0.0, setting_float(s, "scoring.context_weight", 0.0)),
+            recency_weight=setting_float(s, "scoring.recency_weight", 0.20),
+            recency_decay=setting_float(s, "scoring.recency_decay", 0.05),
+            frequency_weight=setting_float(s, "scoring.frequency_weight", 0.10),
+            usefulness_weight=setting_float(s, "scoring.usefulness_weight", 0.05),
+            valence_weight=setting_float(s, "scoring.valence_weight", 0.05),
+            quality_weight=setting_float(s, "scoring.quality_weight", 0.10),
+            goal_weight=setting_float(s, "scoring.goal_gated_weight", 0.10),
+            tag_boost=setting_float(s, "scoring.tag_boost", 0.10),
+            legacy_min_score=setting_float(s, "scoring.min_score", 0.15),
+            rrf_min_score=max(0.0, setting_float(s, "scoring.rrf_min_score", 0.0)),
+            keyword_boost=max(0.0, setting_float(s, "scoring.keyword_boost", 2.0)),
             metadata_mode=s.get("search.metadata_mode", "penalize"),
-            metadata_penalty=_float(s, "search.metadata_penalty", 0.35),
+            metadata_penalty=setting_float(s, "search.metadata_penalty", 0.35),
             metadata_tags=tags,
         )
 
