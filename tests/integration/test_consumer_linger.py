@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from nats.aio.msg import Msg
+from nats.js import JetStreamContext
 
 from exocortex.core.bus import subjects
-from exocortex.core.bus.client import DurableConsumer, connect, ensure_stream
+from exocortex.core.bus.client import DurableConsumer, Handler, connect, ensure_stream
+
+
+def _consumer(
+    js: JetStreamContext, durable: str, handler: Handler, **options: Any
+) -> DurableConsumer:
+    """A consumer of search events (a subject nothing else in these tests publishes to)."""
+    return DurableConsumer(
+        js,
+        durable=durable,
+        filter_subject=subjects.SEARCH_PERFORMED,
+        handler=handler,
+        fetch_timeout=0.2,
+        **options,
+    )
 
 
 async def _batches(
@@ -33,16 +49,7 @@ async def _batches(
             all_seen.set()
 
     stop = asyncio.Event()
-    consumer = DurableConsumer(
-        js,
-        durable=durable,
-        filter_subject=subjects.SEARCH_PERFORMED,
-        handler=handler,
-        batch_size=64,
-        fetch_timeout=0.2,
-        linger=linger,
-        max_linger=max_linger,
-    )
+    consumer = _consumer(js, durable, handler, batch_size=64, linger=linger, max_linger=max_linger)
     task = asyncio.create_task(consumer.run(stop))
     try:
         for i in range(events):
@@ -95,16 +102,7 @@ async def test_a_lone_event_waits_one_linger_not_the_longest(nats_url: str) -> N
         handled.set()
 
     stop = asyncio.Event()
-    consumer = DurableConsumer(
-        js,
-        durable="linger-lone",
-        filter_subject=subjects.SEARCH_PERFORMED,
-        handler=handler,
-        batch_size=64,
-        fetch_timeout=0.2,
-        linger=0.1,
-        max_linger=20.0,
-    )
+    consumer = _consumer(js, "linger-lone", handler, batch_size=64, linger=0.1, max_linger=20.0)
     task = asyncio.create_task(consumer.run(stop))
     try:
         loop = asyncio.get_running_loop()
@@ -140,15 +138,7 @@ async def test_batches_in_flight_overlap_and_each_is_acked_when_its_handler_retu
             second_seen.set()
 
     stop = asyncio.Event()
-    consumer = DurableConsumer(
-        js,
-        durable="in-flight",
-        filter_subject=subjects.SEARCH_PERFORMED,
-        handler=handler,
-        batch_size=1,
-        fetch_timeout=0.2,
-        max_in_flight=4,
-    )
+    consumer = _consumer(js, "in-flight", handler, batch_size=1, max_in_flight=4)
     task = asyncio.create_task(consumer.run(stop))
     try:
         await js.publish(subjects.SEARCH_PERFORMED, b"first")

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from exocortex.core.runtime.stack import Stack
-from exocortex.testing.rest import search, store, wait_all_enriched
+from exocortex.testing.rest import search, store, store_among_fillers, wait_all_enriched
 from exocortex.testing.settings import patched_settings
 
 QUERY = "staging database migration index rebuild"
@@ -22,20 +22,6 @@ HIT = (
 MATE = "The orchid greenhouse irrigation valves were replaced."
 # Shares a word and some meaning with the query, nothing with the rest of the hit.
 NEAR = "The database backup runs overnight."
-FILLERS = [
-    "Ana repaired the bicycle in Lisbon.",
-    "Ben painted the fence at the cabin.",
-    "Chidi filed the insurance claim downtown.",
-    "Dana tuned the piano at the office.",
-    "Emil cleaned the gutters in the garden.",
-    "Farah renewed the passport in Lisbon.",
-    "Goran planted tomatoes at the cabin.",
-    "Ana sorted the tax receipts downtown.",
-    "Ben fixed the leaking tap at the office.",
-    "Chidi booked the dentist for March.",
-    "Dana returned the library books.",
-    "Emil bought a new kettle for the kitchen.",
-]
 # One seed (the hit) and the query moved most of the way to it: the feedback list ranks the
 # hit's own subject first. Re-scoring off, so the order is the fusion's.
 ON = {
@@ -61,11 +47,7 @@ async def test_feedback_lifts_what_the_top_hit_is_about_within_the_filters(
     other = f"{namespace}-other"
     # The mate is stored far from the hit: no arrival-neighbour credit.
     mate = await store(api, namespace, MATE)
-    for text in FILLERS[:6]:
-        await store(api, namespace, text)
-    hit = await store(api, namespace, HIT, tags=["kept"])
-    for text in FILLERS[6:]:
-        await store(api, namespace, text)
+    hit = await store_among_fillers(api, namespace, HIT, tags=["kept"])
     near = await store(api, namespace, NEAR)
     elsewhere = await store(api, other, MATE + " Twice.")
     # Enrichment's links (the graph list) in place before either search, so both see them.

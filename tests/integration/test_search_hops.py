@@ -11,27 +11,13 @@ import psycopg
 
 from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
-from exocortex.testing.rest import search, store, wait_all_enriched
+from exocortex.testing.rest import search, store, store_among_fillers, wait_all_enriched
 from exocortex.testing.settings import patched_settings
 
 QUERY = "staging database migration index rebuild"
 HIT = "The staging database migration finished on Tuesday after the index rebuild."
 LINKED = "Kofi signed off on the rollout plan over lunch."
 MATE = "Remember to water the ficus near the window every Friday."
-FILLERS = [
-    "Ana repaired the bicycle in Lisbon.",
-    "Ben painted the fence at the cabin.",
-    "Chidi filed the insurance claim downtown.",
-    "Dana tuned the piano at the office.",
-    "Emil cleaned the gutters in the garden.",
-    "Farah renewed the passport in Lisbon.",
-    "Goran planted tomatoes at the cabin.",
-    "Ana sorted the tax receipts downtown.",
-    "Ben fixed the leaking tap at the office.",
-    "Chidi booked the dentist for March.",
-    "Dana returned the library books.",
-    "Emil bought a new kettle for the kitchen.",
-]
 ON = {"scoring.expand_weight": "1.0", "search.rerank_candidates": "0"}
 OFF = {"scoring.expand_weight": "0", "search.rerank_candidates": "0"}
 
@@ -58,11 +44,7 @@ async def test_one_hop_adds_what_is_linked_to_the_top_hit_or_names_its_entity(
     # The related memories are stored far from the hit: no arrival-neighbour credit.
     linked = await store(api, namespace, LINKED)
     mate = await store(api, namespace, MATE)
-    for text in FILLERS[:6]:
-        await store(api, namespace, text)
-    hit = await store(api, namespace, HIT, tags=["kept"])
-    for text in FILLERS[6:]:
-        await store(api, namespace, text)
+    hit = await store_among_fillers(api, namespace, HIT, tags=["kept"])
     archived = await store(api, namespace, "The espresso machine descaling kit arrived.")
     deleted = await store(api, namespace, "Parking permits are renewed in January.")
     untagged_filter = await store(api, namespace, "The choir rehearses on Wednesdays.")

@@ -19,6 +19,36 @@ async def store(api: httpx.AsyncClient, namespace: str, content: str, **extra: A
     return memory_id
 
 
+# Everyday notes that share no subject with each other or with a test's own memories.
+FILLERS = (
+    "Ana repaired the bicycle in Lisbon.",
+    "Ben painted the fence at the cabin.",
+    "Chidi filed the insurance claim downtown.",
+    "Dana tuned the piano at the office.",
+    "Emil cleaned the gutters in the garden.",
+    "Farah renewed the passport in Lisbon.",
+    "Goran planted tomatoes at the cabin.",
+    "Ana sorted the tax receipts downtown.",
+    "Ben fixed the leaking tap at the office.",
+    "Chidi booked the dentist for March.",
+    "Dana returned the library books.",
+    "Emil bought a new kettle for the kitchen.",
+)
+
+
+async def store_among_fillers(
+    api: httpx.AsyncClient, namespace: str, content: str, **extra: Any
+) -> str:
+    """Store ``content`` between six unrelated notes before it and six after it (``FILLERS``):
+    what the test stores before or after is then no arrival neighbour of it. Returns its id."""
+    for text in FILLERS[:6]:
+        await store(api, namespace, text)
+    memory_id = await store(api, namespace, content, **extra)
+    for text in FILLERS[6:]:
+        await store(api, namespace, text)
+    return memory_id
+
+
 async def search(api: httpx.AsyncClient, namespace: str, query: str, **extra: Any) -> Any:
     reply = await api.post(
         "/api/memories/search", json={"query": query, "namespace": namespace, **extra}
