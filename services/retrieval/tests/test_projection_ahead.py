@@ -15,12 +15,7 @@ from prometheus_client import REGISTRY
 from exocortex.core.records import MemoryRecord
 from exocortex.indexes.shared_commits import SharedCommits
 from exocortex.retrieval.projection.ahead import ProjectionAhead
-from exocortex.retrieval.projection.projector import (
-    KEYWORD_SLICE,
-    REMOVED_VERSION,
-    MemoryChange,
-    Projector,
-)
+from exocortex.retrieval.projection.projector import REMOVED_VERSION, MemoryChange, Projector
 from exocortex.retrieval.projection.service import IndexService
 from exocortex.retrieval.projection.waiters import IndexedVersions
 
@@ -162,32 +157,4 @@ async def test_each_path_is_counted(
         "event": 1,
         "covered": 1,
     }
-    await keyword.close()
-
-
-async def test_a_store_waits_for_one_slice_of_a_large_enrichment_batch_not_all_of_it(
-    rows: dict[str, MemoryRecord], parts: Parts, record: Callable[..., MemoryRecord]
-) -> None:
-    """Enrichment hands over up to a second's worth of keyword rewrites at once: they are
-    applied a slice at a time, and a projection ahead asked for meanwhile goes next."""
-    projector, vector, inner, keyword, versions = parts
-    enriched = [f"e{i:02d}" for i in range(3 * KEYWORD_SLICE)]
-    for memory_id in enriched:
-        rows[memory_id] = record(memory_id, 2)
-    rows["new"] = record("new", 1)
-    batch = asyncio.create_task(
-        projector.project([MemoryChange(i, 2, (), "enriched") for i in enriched])
-    )
-    await asyncio.sleep(0)  # the batch holds the lock for its first slice
-    await projector.project_now({"new": 1})
-    assert inner.upserted[0] == enriched[:KEYWORD_SLICE]
-    assert inner.upserted[1] == ["new"]
-    assert versions.get("new") == 1
-    while not batch.done():  # acked once a commit holds every slice
-        await keyword.flush()
-        await asyncio.sleep(0.01)
-    await batch
-    assert [i for ids in inner.upserted for i in ids if i != "new"] == enriched
-    assert vector.upserted == [["new"]]  # enrichment rewrote keywords only
-    assert all(versions.get(i) == 2 for i in enriched)
     await keyword.close()

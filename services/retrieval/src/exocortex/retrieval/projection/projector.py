@@ -118,29 +118,6 @@ async def _nothing() -> None:
     return None
 
 
-# A large batch of enrichment results (keyword rewrites nobody waits for) is applied this many
-# events at a time, each slice under the lock on its own: a store's projection ahead, which
-# waits for the same lock, then waits for one slice rather than for the whole batch (enrichment
-# hands over up to a second's worth of memories at once).
-KEYWORD_SLICE = 16
-
-
-def _slices(events: Sequence[MemoryChange]) -> list[Sequence[MemoryChange]]:
-    if len(events) <= KEYWORD_SLICE or any(e.change != "enriched" for e in events):
-        return [events]
-    return [events[i : i + KEYWORD_SLICE] for i in range(0, len(events), KEYWORD_SLICE)]
-
-
-@dataclass(frozen=True)
-class _Applied:
-    """What one slice of a batch wrote: ``applied`` when its waiters were released already."""
-
-    ids: dict[str, None]
-    rows: Mapping[str, Projectable]
-    events: Sequence[MemoryChange]
-    applied: dict[str, int] | None
-
-
 class Projector:
     def __init__(
         self,
@@ -212,30 +189,7 @@ class Projector:
 
     async def project(self, events: Sequence[MemoryChange]) -> None:
         shared = self._keyword if isinstance(self._keyword, SharedCommits) else None
-        # Sliced only where projections ahead wait for the same lock (shared commits).
-        slices = _slices(events) if shared is not None else [events]
-        parts = [await self._apply(part, shared) for part in slices]
-        if shared is not None:
-            # The events are acked once a commit holds their writes (shared with the batches
-            # around this one, outside the lock so they can be applied meanwhile), and so are
-            # those a projection ahead already wrote.
-            await shared.committed()
-        applied: dict[str, int] = {}
-        for part in parts:
-            if part.ids:
-                applied.update(
-                    part.applied
-                    if part.applied is not None
-                    else self._release_waiters(part.ids, part.rows, part.events)
-                )
-        if applied and self._announce is not None:
-            await self._announce(applied)
-
-    async def _apply(
-        self, events: Sequence[MemoryChange], shared: SharedCommits | None
-    ) -> _Applied:
-        """Write what ``events`` announce, under the lock; waiters are released here when
-        someone asked for the writes (they are shown at once), else once they are committed."""
+        applied: dict[str, int] | None = None
         async with self._lock:
             if shared is not None and self._projected_now:
                 # Under the lock: a projection ahead running now is seen once it is done.
@@ -247,29 +201,38 @@ class Projector:
                 ids.setdefault(event.memory_id, None)
                 for chunk_id in event.chunk_ids:
                     ids.setdefault(chunk_id, None)
-            if not ids:
-                return _Applied(ids, {}, events, None)
-            # Read under the lock: batches may overlap (see app), and the one that read a
-            # row first must not write it after one that read it later.
-            rows = await repository.with_chunks(self._pool, list(ids))
-            keywords_only = _keywords_only(events)
-            removals = await self._write(ids, rows, keywords_only)
-            metrics.PROJECTED.labels("event").inc(len(ids))
-            # Vector writes are searchable as soon as they are applied; keyword writes once
-            # committed. Applied vector writes already survive a crash of this process (the
-            # engines write ahead, see VectorIndex), so the batch is acked without flushing
-            # the vector index: the embedded engine's flush stalls every search for 30-50
-            # ms, and the owner runs it once searches pause (see app.maintain_vector_index).
-            # What someone asked for (a store, an edit, a deletion) is shown to every read
-            # from now on; enrichment's keyword updates ride along with the next commit.
-            asked = bool(removals) or any(i not in keywords_only for i in ids)
-            if shared is None:
-                await self._keyword.flush()
-                return _Applied(ids, rows, events, self._release_waiters(ids, rows, events))
-            if asked:
-                shared.show()
-                return _Applied(ids, rows, events, self._release_waiters(ids, rows, events))
-            return _Applied(ids, rows, events, None)
+            if ids:
+                # Read under the lock: batches may overlap (see app), and the one that read a
+                # row first must not write it after one that read it later.
+                rows = await repository.with_chunks(self._pool, list(ids))
+                keywords_only = _keywords_only(events)
+                removals = await self._write(ids, rows, keywords_only)
+                metrics.PROJECTED.labels("event").inc(len(ids))
+                # Vector writes are searchable as soon as they are applied; keyword writes once
+                # committed. Applied vector writes already survive a crash of this process (the
+                # engines write ahead, see VectorIndex), so the batch is acked without flushing
+                # the vector index: the embedded engine's flush stalls every search for 30-50
+                # ms, and the owner runs it once searches pause (see app.maintain_vector_index).
+                # What someone asked for (a store, an edit, a deletion) is shown to every read
+                # from now on; enrichment's keyword updates ride along with the next commit.
+                asked = bool(removals) or any(i not in keywords_only for i in ids)
+                if shared is None:
+                    await self._keyword.flush()
+                    applied = self._release_waiters(ids, rows, events)
+                elif asked:
+                    shared.show()
+                    applied = self._release_waiters(ids, rows, events)
+        if shared is not None:
+            # The events are acked once a commit holds their writes (shared with the batches
+            # around this one, outside the lock so they can be applied meanwhile), and so are
+            # those a projection ahead already wrote.
+            await shared.committed()
+        if not ids:
+            return
+        if applied is None:
+            applied = self._release_waiters(ids, rows, events)
+        if self._announce is not None:
+            await self._announce(applied)
 
     async def _write(
         self, ids: Mapping[str, None], rows: Mapping[str, Projectable], keywords_only: set[str]
