@@ -58,13 +58,16 @@ async def lock_status(conn: AsyncConnection[Row], memory_id: str) -> Row | None:
     return await cur.fetchone()
 
 
-async def mark_enriched(conn: AsyncConnection[Row], memory_id: str, keywords: str) -> int:
-    """Record the result (status done, new keywords) at a new version, which it returns."""
+async def mark_enriched(
+    conn: AsyncConnection[Row], memory_id: str, keywords: str, context: bytes | None
+) -> int:
+    """Record the result (status done, new keywords, the contextual vector or none) at a new
+    version, which it returns: one update of the row, not one per column."""
     cur = await conn.execute(
         "UPDATE memories SET enrichment_status = 'done', enriched_at = now(), "
-        "keywords = %s, updated_at = now(), version = version + 1 WHERE id = %s "
-        "RETURNING version",
-        (keywords, memory_id),
+        "keywords = %s, context_embedding = %s, updated_at = now(), version = version + 1 "
+        "WHERE id = %s RETURNING version",
+        (keywords, context, memory_id),
     )
     bumped = await cur.fetchone()
     assert bumped is not None
@@ -79,23 +82,28 @@ async def replace_mentions(
     await conn.execute("DELETE FROM memory_entities WHERE memory_id = %s", (memory_id,))
     ids: dict[str, str] = {}
     for entity in entities:
+        # The entity and the mention in one statement (one round trip per entity, not two).
         cur = await conn.execute(
-            """
-            INSERT INTO entities (id, namespace, name, type) VALUES (%s, %s, %s, %s)
-            ON CONFLICT (namespace, lower(name)) DO UPDATE SET updated_at = now()
-            RETURNING id
-            """,
-            (new_id(), namespace, entity.name, entity.type),
+            _MENTION_SQL,
+            (new_id(), namespace, entity.name, entity.type, memory_id, entity.confidence),
         )
         row = await cur.fetchone()
         assert row is not None
-        ids[entity.name.lower()] = row["id"]
-        await conn.execute(
-            "INSERT INTO memory_entities (memory_id, entity_id, relevance) VALUES (%s, %s, %s) "
-            "ON CONFLICT (memory_id, entity_id) DO UPDATE SET relevance = EXCLUDED.relevance",
-            (memory_id, row["id"], entity.confidence),
-        )
+        ids[entity.name.lower()] = row["entity_id"]
     return ids
+
+
+_MENTION_SQL = """
+    WITH entity AS (
+        INSERT INTO entities (id, namespace, name, type) VALUES (%s, %s, %s, %s)
+        ON CONFLICT (namespace, lower(name)) DO UPDATE SET updated_at = now()
+        RETURNING id
+    )
+    INSERT INTO memory_entities (memory_id, entity_id, relevance)
+    SELECT %s, entity.id, %s FROM entity
+    ON CONFLICT (memory_id, entity_id) DO UPDATE SET relevance = EXCLUDED.relevance
+    RETURNING entity_id
+"""
 
 
 async def add_relationships(

@@ -167,9 +167,10 @@ class Enricher:
                 contradictions = await self._contradictions(conn, row, near, limits)
                 for goal_id, similarity in goals.get(row.id, []):
                     await repository.link_goal(conn, goal_id, row.id, round(similarity, 3))
-                await contexts.save(conn, row.id, contexts_of[row.id])
                 keywords = generate_keywords(row.content, row.tags, [e.name for e in entities])
-                version = await repository.mark_enriched(conn, row.id, keywords)
+                version = await repository.mark_enriched(
+                    conn, row.id, keywords, contexts_of[row.id]
+                )
                 enriched.append((row.id, version, row.namespace))
                 log.info(
                     "memory enriched",

@@ -37,20 +37,38 @@ async def insert_missing(
 ) -> int:
     """Add links that do not exist yet in either direction (automation never overwrites a link
     a person made). Returns how many were added."""
-    added = 0
-    for source_id, target_id, link_type, strength in links:
-        cur = await conn.execute(
-            """
-            INSERT INTO memory_links (source_id, target_id, link_type, strength)
-            SELECT %s, %s, %s, %s
-            WHERE NOT EXISTS (SELECT 1 FROM memory_links
-                              WHERE source_id = %s AND target_id = %s)
-            ON CONFLICT DO NOTHING
-            """,
-            (source_id, target_id, link_type, strength, target_id, source_id),
-        )
-        added += cur.rowcount or 0
-    return added
+    # One statement for all of them. Within one statement a link cannot see another the same
+    # statement adds, so a pair given both ways, or twice, keeps its first only (as one
+    # statement per link did).
+    pairs: set[tuple[str, str]] = set()
+    kept: list[tuple[str, str, str, float]] = []
+    for link in links:
+        source_id, target_id = link[0], link[1]
+        if (source_id, target_id) in pairs or (target_id, source_id) in pairs:
+            continue
+        pairs.add((source_id, target_id))
+        kept.append(link)
+    if not kept:
+        return 0
+    cur = await conn.execute(
+        """
+        INSERT INTO memory_links (source_id, target_id, link_type, strength)
+        SELECT l.s, l.t, l.kind, l.strength
+        FROM unnest(%s::text[], %s::text[], %s::text[], %s::float8[])
+             WITH ORDINALITY AS l(s, t, kind, strength, n)
+        WHERE NOT EXISTS (SELECT 1 FROM memory_links m
+                          WHERE m.source_id = l.t AND m.target_id = l.s)
+        ORDER BY l.n
+        ON CONFLICT DO NOTHING
+        """,
+        (
+            [k[0] for k in kept],
+            [k[1] for k in kept],
+            [k[2] for k in kept],
+            [float(k[3]) for k in kept],
+        ),
+    )
+    return cur.rowcount or 0
 
 
 async def delete(conn: AsyncConnection[Row], a: str, b: str) -> int:
