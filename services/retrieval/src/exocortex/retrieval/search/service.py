@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from exocortex.core.db.pool import Pool
@@ -179,9 +179,7 @@ class SearchService:
 
         lists = {
             "vector": vector_roots,
-            "keyword": collapse_to_roots(
-                [(h.memory_id, h.score, h.parent_id) for h in keyword_hits]
-            ),
+            "keyword": _roots(keyword_hits),
         }
         weights = {
             "vector": cfg.vector_weight,
@@ -204,7 +202,7 @@ class SearchService:
         hop_cfg = hops.HopSettings.from_settings(settings)
         hop_seeds = ids[: hop_cfg.seeds] if cfg.use_rrf and hop_cfg.enabled else []
         feedback_cfg = feedback.FeedbackSettings.from_settings(settings)
-        want_feedback = cfg.use_rrf and feedback_cfg.enabled and query_vector is not None
+        want_feedback = cfg.use_rrf and feedback_cfg.enabled
         (
             rows,
             proximity,
@@ -305,7 +303,7 @@ class SearchService:
         """The vector index's roots for ``text``, re-ranked with their contextual vectors (see
         ``context``; read beside the keyword search), and the query's vector."""
         hits, query_vector = await self._hits.vector(text, limit, flt, embedded, settings)
-        roots = collapse_to_roots([(h.memory_id, h.score, h.parent_id) for h in hits])
+        roots = _roots(hits)
         if context_weight <= 0 or not roots:
             return roots, query_vector
         try:
@@ -486,9 +484,7 @@ class SearchService:
                 "pseudo-relevance feedback unavailable; answering without it", error=str(exc)
             )
             return []
-        return collapse_to_roots(
-            [(h.memory_id, h.score, h.parent_id) for h in best_first_hits(hits)]
-        )
+        return _roots(best_first_hits(hits))
 
     async def _score_reachable(
         self,
@@ -557,3 +553,8 @@ async def _no_hops() -> list[hops.Hop]:
 
 async def _no_roots() -> list[tuple[str, float]]:
     return []
+
+
+def _roots(hits: Sequence[IndexHit]) -> list[tuple[str, float]]:
+    """An index's hits as roots, best first (a chunk stands in for its memory)."""
+    return collapse_to_roots([(h.memory_id, h.score, h.parent_id) for h in hits])
