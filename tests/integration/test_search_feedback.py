@@ -5,12 +5,10 @@ filters."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 
 from exocortex.core.runtime.stack import Stack
-from exocortex.testing.rest import search, store, store_among_fillers, wait_all_enriched
+from exocortex.testing.rest import result_ids, search, store, store_among_fillers, wait_all_enriched
 from exocortex.testing.settings import patched_settings
 
 QUERY = "staging database migration index rebuild"
@@ -33,12 +31,6 @@ ON = {
 OFF = {**ON, "scoring.feedback_weight": "0"}
 
 
-def _ids(body: Any) -> list[str]:
-    """The ids of a compact search's results (compact: no access is counted, so each search
-    scores as the first did)."""
-    return [r["id"] for r in body["results"]]
-
-
 async def test_feedback_lifts_what_the_top_hit_is_about_within_the_filters(
     api: httpx.AsyncClient, namespace: str, exo_stack: Stack
 ) -> None:
@@ -53,15 +45,18 @@ async def test_feedback_lifts_what_the_top_hit_is_about_within_the_filters(
     # Enrichment's links (the graph list) in place before either search, so both see them.
     await wait_all_enriched(api, mate, hit, near, elsewhere)
 
+    # Compact searches count no access, so each one scores as the first did.
     async with patched_settings(api, exo_stack.nats_url, OFF):
-        off = _ids(await search(api, namespace, QUERY, limit=5, compact=True))
+        off = result_ids(await search(api, namespace, QUERY, limit=5, compact=True))
     assert off[0] == hit, off
     assert off.index(near) < (off.index(mate) if mate in off else len(off)), off
 
     async with patched_settings(api, exo_stack.nats_url, ON):
-        on = _ids(await search(api, namespace, QUERY, limit=5, compact=True))
-        everything = _ids(await search(api, namespace, QUERY, limit=50, compact=True))
-        tagged = _ids(await search(api, namespace, QUERY, limit=50, compact=True, tags=["kept"]))
+        on = result_ids(await search(api, namespace, QUERY, limit=5, compact=True))
+        everything = result_ids(await search(api, namespace, QUERY, limit=50, compact=True))
+        tagged = result_ids(
+            await search(api, namespace, QUERY, limit=50, compact=True, tags=["kept"])
+        )
     assert on[0] == hit, on
     assert on.index(mate) < on.index(near), on
     assert elsewhere not in everything

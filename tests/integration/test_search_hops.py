@@ -4,14 +4,12 @@ an archived or deleted one, or one the search's filters exclude; and nothing wit
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import psycopg
 
 from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
-from exocortex.testing.rest import search, store, store_among_fillers, wait_all_enriched
+from exocortex.testing.rest import result_ids, search, store, store_among_fillers, wait_all_enriched
 from exocortex.testing.settings import patched_settings
 
 QUERY = "staging database migration index rebuild"
@@ -20,12 +18,6 @@ LINKED = "Kofi signed off on the rollout plan over lunch."
 MATE = "Remember to water the ficus near the window every Friday."
 ON = {"scoring.expand_weight": "1.0", "search.rerank_candidates": "0"}
 OFF = {"scoring.expand_weight": "0", "search.rerank_candidates": "0"}
-
-
-def _ids(body: Any) -> list[str]:
-    """The ids of a compact search's results (compact: no access is counted, so each search
-    scores as the first did)."""
-    return [r["id"] for r in body["results"]]
 
 
 async def _link(api: httpx.AsyncClient, source: str, target: str) -> None:
@@ -73,23 +65,24 @@ async def test_one_hop_adds_what_is_linked_to_the_top_hit_or_names_its_entity(
     assert (await api.post(f"/api/memories/{archived}/archive")).status_code == 200
     assert (await api.delete(f"/api/memories/{deleted}")).status_code == 200
 
+    # Compact searches count no access, so each one scores as the first did.
     async with patched_settings(api, exo_stack.nats_url, OFF):
         body = await search(api, namespace, QUERY, limit=4, compact=True)
-    assert _ids(body)[0] == hit
-    assert linked not in _ids(body)
-    assert mate not in _ids(body)
+    assert result_ids(body)[0] == hit
+    assert linked not in result_ids(body)
+    assert mate not in result_ids(body)
 
     async with patched_settings(api, exo_stack.nats_url, ON):
         body = await search(api, namespace, QUERY, limit=4, compact=True)
         everything = await search(api, namespace, QUERY, limit=50, compact=True)
         tagged = await search(api, namespace, QUERY, limit=50, compact=True, tags=["kept"])
-    ranked = _ids(body)
+    ranked = result_ids(body)
     assert ranked[0] == hit, ranked
     # Linked to the top hit, and sharing its rare entity: found, below the hit.
     assert linked in ranked, ranked
     assert mate in ranked, ranked
     # Never a memory of another namespace, an archived or a deleted one.
-    found = set(_ids(everything))
+    found = set(result_ids(everything))
     assert not {elsewhere, archived, deleted} & found
     # Nor one the search's filters exclude: only the hit carries the tag.
-    assert _ids(tagged) == [hit]
+    assert result_ids(tagged) == [hit]

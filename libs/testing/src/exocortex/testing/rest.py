@@ -57,6 +57,11 @@ async def search(api: httpx.AsyncClient, namespace: str, query: str, **extra: An
     return reply.json()
 
 
+def result_ids(body: Any) -> list[str]:
+    """The ids of a search reply's results, best first, compact or full."""
+    return [r["memory"]["id"] if "memory" in r else r["id"] for r in body["results"]]
+
+
 async def stored(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
     """Store a memory from the given request fields and return the whole reply."""
     reply = await api.post("/api/memories", json=body)

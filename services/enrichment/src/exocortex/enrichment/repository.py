@@ -74,6 +74,19 @@ async def mark_enriched(
     return int(bumped["version"])
 
 
+_MENTION_SQL = """
+    WITH entity AS (
+        INSERT INTO entities (id, namespace, name, type) VALUES (%s, %s, %s, %s)
+        ON CONFLICT (namespace, lower(name)) DO UPDATE SET updated_at = now()
+        RETURNING id
+    )
+    INSERT INTO memory_entities (memory_id, entity_id, relevance)
+    SELECT %s, entity.id, %s FROM entity
+    ON CONFLICT (memory_id, entity_id) DO UPDATE SET relevance = EXCLUDED.relevance
+    RETURNING entity_id
+"""
+
+
 async def replace_mentions(
     conn: AsyncConnection[Row], memory_id: str, namespace: str, entities: list[Entity]
 ) -> dict[str, str]:
@@ -91,19 +104,6 @@ async def replace_mentions(
         assert row is not None
         ids[entity.name.lower()] = row["entity_id"]
     return ids
-
-
-_MENTION_SQL = """
-    WITH entity AS (
-        INSERT INTO entities (id, namespace, name, type) VALUES (%s, %s, %s, %s)
-        ON CONFLICT (namespace, lower(name)) DO UPDATE SET updated_at = now()
-        RETURNING id
-    )
-    INSERT INTO memory_entities (memory_id, entity_id, relevance)
-    SELECT %s, entity.id, %s FROM entity
-    ON CONFLICT (memory_id, entity_id) DO UPDATE SET relevance = EXCLUDED.relevance
-    RETURNING entity_id
-"""
 
 
 async def add_relationships(
