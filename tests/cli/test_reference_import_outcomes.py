@@ -61,10 +61,21 @@ async def _settings(api: httpx.AsyncClient) -> dict[str, str]:
 
 
 async def _memories(api: httpx.AsyncClient, namespace: str) -> list[dict[str, Any]]:
-    reply = await api.get("/api/export", params={"namespace": namespace})
-    assert reply.status_code == 200, reply.text
-    memories: list[dict[str, Any]] = reply.json()["memories"]
-    return memories
+    """The namespace's memories once enrichment is done with them: it writes a memory (status,
+    keywords, version) a moment after the store or import that made it pending, and a snapshot
+    taken before that would differ from one taken after for no fault of the import."""
+
+    async def exported() -> list[dict[str, Any]]:
+        reply = await api.get("/api/export", params={"namespace": namespace})
+        assert reply.status_code == 200, reply.text
+        memories: list[dict[str, Any]] = reply.json()["memories"]
+        return memories
+
+    return await until_async(
+        exported,
+        what="every memory of the namespace enriched",
+        accept=lambda memories: all(m["enrichment_status"] != "pending" for m in memories),
+    )
 
 
 async def test_the_reference_llm_settings_are_applied_only_with_with_api_key(
