@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from exocortex.testing.wait import until
 
@@ -46,6 +46,17 @@ def _unboxed(text: str) -> str:
 
 def _ids_in(exo: Exo, namespace: str) -> list[str]:
     return [m["id"] for m in exo.json("recent", "-n", namespace, "-l", "100")["results"]]
+
+
+def _enriched(exo: Exo, *memories: dict[str, Any]) -> None:
+    """Wait until enrichment is through with each memory (it writes the memory a moment after
+    its store: new keywords, a new version)."""
+    for memory in memories:
+        until(
+            lambda memory=memory: exo.json("get", memory["id"])["enrichment_status"],
+            what=f"enrichment finished with {memory['id']}",
+            accept=lambda status: status == "done",
+        )
 
 
 def test_json_list_import_reports_new_and_duplicate_items(
@@ -139,7 +150,10 @@ def test_export_json_imports_back_and_markdown_and_obsidian_are_written(
     exo: Exo, namespace: str, tmp_path: Path
 ) -> None:
     kept = exo.json("add", "Release notes live in CHANGELOG.md", "-n", namespace, "-t", "docs")
-    exo.json("add", "The on-call rota changes on Mondays", "-n", namespace)
+    rota = exo.json("add", "The on-call rota changes on Mondays", "-n", namespace)
+    # Exported once enrichment is through with both: its write changes a memory, and so the
+    # note a second export would write.
+    _enriched(exo, kept, rota)
 
     backup = tmp_path / "backup.json"
     assert exo("export", str(backup), "-n", namespace).exit_code == 0
@@ -179,12 +193,7 @@ def test_an_export_is_restored_exactly_and_a_second_restore_changes_nothing(
     lost = exo.json("add", "Feature flags live in the flags service", "-n", namespace)
     # Exported once enrichment is through with both: its write moves a memory's version, and a
     # restore rightly counts a memory that moved past the export as changed, not skipped.
-    for memory in (kept, lost):
-        until(
-            lambda memory=memory: exo.json("get", memory["id"])["enrichment_status"],
-            what=f"enrichment finished with {memory['id']}",
-            accept=lambda status: status == "done",
-        )
+    _enriched(exo, kept, lost)
     backup = tmp_path / "backup.json"
     assert exo("export", str(backup), "-n", namespace).exit_code == 0
     exo.json("forget", lost["id"], "--yes")
