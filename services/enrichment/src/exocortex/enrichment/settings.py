@@ -19,9 +19,12 @@ class EnrichmentSettings(GrpcServiceSettings):
     linger_seconds: float = Field(
         default=0.1, validation_alias=AliasChoices("EXO_ENRICHMENT_LINGER_SECONDS")
     )
-    # ... and again while each wait brings more, up to this long in all: a lone store is
-    # enriched about linger_seconds after it arrives, a steady stream of stores about once a
-    # second, in batches that share their fixed costs.
+    # ... and again while each wait brings more, up to this long in all (0: wait once). At 1 s
+    # a steady stream of stores is enriched about once a second, in batches that share their
+    # fixed costs (6-10% less CPU per single store outside the model, see
+    # docs/benchmarks/bulk-import.md); a lone store is still enriched about linger_seconds after
+    # it arrives. Off by default until everything that reads a memory soon after writing it
+    # waits for its enrichment rather than expecting it within a tenth of a second.
     max_linger_seconds: float = Field(
-        default=1.0, validation_alias=AliasChoices("EXO_ENRICHMENT_MAX_LINGER_SECONDS")
+        default=0.0, validation_alias=AliasChoices("EXO_ENRICHMENT_MAX_LINGER_SECONDS")
     )
