@@ -23,8 +23,7 @@ class EnrichmentSettings(GrpcServiceSettings):
     # a steady stream of stores is enriched about once a second, in batches that share their
     # fixed costs (6-10% less CPU per single store outside the model, see
     # docs/benchmarks/bulk-import.md); a lone store is still enriched about linger_seconds after
-    # it arrives. Off by default until everything that reads a memory soon after writing it
-    # waits for its enrichment rather than expecting it within a tenth of a second.
+    # it arrives.
     max_linger_seconds: float = Field(
-        default=0.0, validation_alias=AliasChoices("EXO_ENRICHMENT_MAX_LINGER_SECONDS")
+        default=1.0, validation_alias=AliasChoices("EXO_ENRICHMENT_MAX_LINGER_SECONDS")
     )
