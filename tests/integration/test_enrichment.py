@@ -10,8 +10,11 @@ from typing import Any
 import httpx
 import psycopg
 
+from exocortex.core.bus import subjects
+from exocortex.core.db.outbox import NOTIFY_CHANNEL
 from exocortex.core.ids import new_id
 from exocortex.core.runtime.stack import Stack
+from exocortex.proto.v1 import events_pb2
 from exocortex.testing.rest import wait_enriched
 from exocortex.testing.wait import until_async
 
@@ -37,8 +40,12 @@ async def test_entities_and_relationships_with_context(
         namespace=namespace,
     )
     assert memory["enrichment_status"] == "pending"
+    # The write path names the text's entities in the keywords as enrichment would, so they
+    # are searchable on return, and enrichment, with nothing to change there, keeps the version.
+    assert "nats" in memory["keywords"]
     done = await wait_enriched(api, memory["id"])
-    assert done["version"] > memory["version"]
+    assert done["version"] == memory["version"]
+    assert done["keywords"] == memory["keywords"]
     entities = dict(
         _rows(
             exo_stack,
@@ -147,6 +154,47 @@ async def test_content_update_is_enriched_again(
     }
     assert "Kafka" in names
     assert "Redis" not in names
+
+
+async def test_keywords_enrichment_changes_get_a_new_version_and_one_event(
+    api: httpx.AsyncClient, exo_stack: Stack, namespace: str
+) -> None:
+    """A memory whose keywords lack its entities (stored before the write path named them, or
+    under another confidence setting) gets them from enrichment at a new version, with one
+    ``enriched`` event for the keyword index to apply."""
+    memory = await _store(
+        api, content="The billing team moved its queue onto RabbitMQ last spring.",
+        namespace=namespace,
+    )  # fmt: skip
+    await wait_enriched(api, memory["id"])
+    # Taken back to how an older write path left it: keywords without entity names, pending,
+    # at a new version announced by an ``updated`` event (the indexes apply it, then enrichment).
+    with psycopg.connect(exo_stack.database_url) as conn:
+        first_outbox = conn.execute("SELECT coalesce(max(id), 0) FROM outbox").fetchone()[0]  # type: ignore[index]
+        (version,) = conn.execute(
+            "UPDATE memories SET keywords = 'billing team', enrichment_status = 'pending', "
+            "version = version + 1, updated_at = now() WHERE id = %s RETURNING version",
+            (memory["id"],),
+        ).fetchone()  # type: ignore[misc]
+        event = events_pb2.MemoryChanged(
+            memory_id=memory["id"], version=version, namespace=namespace, change="updated"
+        )
+        conn.execute(
+            "INSERT INTO outbox (subject, payload, headers) VALUES (%s, %s, '{}')",
+            (subjects.MEMORY_UPDATED, event.SerializeToString()),
+        )
+        conn.execute("SELECT pg_notify(%s, '')", (NOTIFY_CHANNEL,))
+
+    done = await wait_enriched(api, memory["id"])
+    assert done["version"] == version + 1
+    assert "rabbitmq" in done["keywords"]
+    published = _rows(
+        exo_stack,
+        "SELECT subject FROM outbox WHERE id > %s AND subject = %s",
+        first_outbox,
+        subjects.MEMORY_ENRICHED,
+    )
+    assert len(published) == 1
 
 
 def _age(stack: Stack, memory_id: str, created_at: str) -> None:

@@ -1,5 +1,11 @@
 from exocortex.core.domain.autotags import MAX_AUTO_TAGS, auto_tags
-from exocortex.core.domain.keywords import MAX_KEYWORD_CHARS, generate_keywords
+from exocortex.core.domain.entities import (
+    CONFIDENCE_SETTING,
+    MIN_CONFIDENCE,
+    extract_entities,
+    min_confidence,
+)
+from exocortex.core.domain.keywords import MAX_KEYWORD_CHARS, generate_keywords, memory_keywords
 
 
 def test_topics_and_technologies_become_tags() -> None:
@@ -42,3 +48,29 @@ def test_keywords_lead_with_entities_and_tags_then_frequent_terms() -> None:
 def test_keywords_are_bounded() -> None:
     text = " ".join(f"term{i}word" for i in range(200))
     assert len(generate_keywords(text)) <= MAX_KEYWORD_CHARS
+
+
+def test_keywords_do_not_depend_on_the_order_tags_were_given_in() -> None:
+    text = "The deploy pipeline caches wheels between runs."
+    assert generate_keywords(text, tags=["ci", "build-cache"]) == generate_keywords(
+        text, tags=["build-cache", "ci"]
+    )
+
+
+def test_memory_keywords_name_the_entities_enrichment_keeps() -> None:
+    text = "Ada Lovelace moved the billing queue onto RabbitMQ at Acme Labs."
+    found = extract_entities(text)
+    kept = [e.name for e in found if e.confidence >= 0.5]
+    assert "RabbitMQ" in kept
+    assert memory_keywords(text, ["billing"], 0.5) == generate_keywords(text, ["billing"], kept)
+    # Above every entity's confidence, none is named.
+    assert memory_keywords(text, ["billing"], 1.0) == generate_keywords(text, ["billing"])
+
+
+def test_entity_confidence_setting_falls_back_and_clamps() -> None:
+    assert min_confidence({}) == MIN_CONFIDENCE
+    assert min_confidence({CONFIDENCE_SETTING: "0.8"}) == 0.8
+    assert min_confidence({CONFIDENCE_SETTING: "high"}) == MIN_CONFIDENCE
+    assert min_confidence({CONFIDENCE_SETTING: "nan"}) == MIN_CONFIDENCE
+    assert min_confidence({CONFIDENCE_SETTING: "7"}) == 1.0
+    assert min_confidence({CONFIDENCE_SETTING: "-1"}) == 0.0

@@ -74,6 +74,20 @@ async def mark_enriched(
     return int(bumped["version"])
 
 
+async def mark_enriched_in_place(
+    conn: AsyncConnection[Row], memory_id: str, context: bytes | None
+) -> None:
+    """Record the result of an enrichment that left the keywords as they were: status done
+    and the contextual vector, at the same version. Nothing the indexes hold changed, so
+    there is nothing for them to apply; ``updated_at`` stays too, the time of the memory's
+    last change (``enriched_at`` then differs from it: see retrieval's ``enriched_last``)."""
+    await conn.execute(
+        "UPDATE memories SET enrichment_status = 'done', enriched_at = now(), "
+        "context_embedding = %s WHERE id = %s",
+        (context, memory_id),
+    )
+
+
 _MENTION_SQL = """
     WITH entity AS (
         INSERT INTO entities (id, namespace, name, type) VALUES (%s, %s, %s, %s)

@@ -7,8 +7,11 @@ Summary memories (weekly narratives, epochs) also get temporal ``elaborates`` li
 memories of their window (see ``temporal``). Thresholds come from ``enrichment.*`` settings.
 
 Idempotent: a memory is enriched only while its ``enrichment_status`` is ``pending`` and only at
-the version that was read; a redelivered or stale event finds nothing to do. The result is
-committed with a ``memory.enriched`` event (outbox) so projections pick up the new keywords.
+the version that was read; a redelivered or stale event finds nothing to do. A result that
+changes the memory's keywords is committed at a new version with a ``memory.enriched`` event
+(outbox) so projections pick up the new keywords. The write path gives a memory the keywords
+enrichment would (entity names included, ``core.domain.keywords.memory_keywords``), so most
+results change none: they are recorded at the same version, with no event.
 """
 
 from __future__ import annotations
@@ -133,7 +136,10 @@ class Enricher:
         goals = await self._goal_matches_batch(rows, vectors, limits)
         contexts_of = {row.id: await self._context(row, limits) for row in rows}
 
+        # Memories whose keywords changed (a new version and an ``enriched`` event each), and
+        # how many were enriched in all.
         enriched: list[tuple[str, int, str]] = []
+        done = 0
         async with self._pool.connection() as conn, conn.transaction():
             current = await repository.lock_statuses(conn, [row.id for row in rows])
             for row in rows:
@@ -168,10 +174,16 @@ class Enricher:
                 for goal_id, similarity in goals.get(row.id, []):
                     await repository.link_goal(conn, goal_id, row.id, round(similarity, 3))
                 keywords = generate_keywords(row.content, row.tags, [e.name for e in entities])
-                version = await repository.mark_enriched(
-                    conn, row.id, keywords, contexts_of[row.id]
-                )
-                enriched.append((row.id, version, row.namespace))
+                if keywords == row.keywords:
+                    # The write path named these entities already (core.domain.keywords): the
+                    # indexes hold what they need, so no new version and no event for them.
+                    await repository.mark_enriched_in_place(conn, row.id, contexts_of[row.id])
+                else:
+                    version = await repository.mark_enriched(
+                        conn, row.id, keywords, contexts_of[row.id]
+                    )
+                    enriched.append((row.id, version, row.namespace))
+                done += 1
                 log.info(
                     "memory enriched",
                     memory_id=row.id,
@@ -188,11 +200,11 @@ class Enricher:
                     for item in enriched
                 ],
             )
-        metrics.ENRICHED.inc(len(enriched))
-        if enriched:
+        metrics.ENRICHED.inc(done)
+        if done:
             elapsed = time.perf_counter() - started
-            for _ in enriched:
-                metrics.ENRICH_DURATION.observe(elapsed / len(enriched))
+            for _ in range(done):
+                metrics.ENRICH_DURATION.observe(elapsed / done)
 
     async def _context(self, row: MemoryRecord, limits: Thresholds) -> bytes | None:
         """The memory's contextual vector (see ``core.domain.context``): None for a chunked or

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from exocortex.core.domain.contradictions import NEGATION_OVERLAP
-from exocortex.core.domain.entities import MIN_CONFIDENCE
+from exocortex.core.domain.entities import min_confidence
 
 
 def _float(settings: Mapping[str, str], key: str, default: float, lo: float, hi: float) -> float:
@@ -49,9 +49,7 @@ class Thresholds:
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> Thresholds:
         return cls(
-            entity_confidence=_float(
-                s, "enrichment.entity_min_confidence", MIN_CONFIDENCE, 0.0, 1.0
-            ),
+            entity_confidence=min_confidence(s),
             neighbours=_int(s, "enrichment.neighbour_limit", 10, 1, 100),
             relation=_float(s, "enrichment.relation_threshold", 0.75, -1.0, 1.0),
             relation_limit=_int(s, "enrichment.relation_limit", 5, 0, 100),

@@ -9,6 +9,7 @@ cue ("working on Atlas"), and everything under ``MIN_CONFIDENCE`` is dropped by 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from exocortex.core.domain.vocabulary import (
@@ -21,6 +22,22 @@ from exocortex.core.domain.vocabulary import (
 )
 
 MIN_CONFIDENCE = 0.5
+# The setting that raises (or lowers) that floor.
+CONFIDENCE_SETTING = "enrichment.entity_min_confidence"
+
+
+def min_confidence(settings: Mapping[str, str]) -> float:
+    """The confidence an entity needs to count, from the settings (``CONFIDENCE_SETTING``):
+    ``MIN_CONFIDENCE`` when missing, unparsable or NaN, clamped to [0, 1]. Enrichment keeps
+    the entities above it and the write path names them in the keywords, so both read it
+    here."""
+    try:
+        value = float(settings.get(CONFIDENCE_SETTING, MIN_CONFIDENCE))
+    except ValueError:
+        return MIN_CONFIDENCE
+    if value != value:  # NaN
+        return MIN_CONFIDENCE
+    return min(1.0, max(0.0, value))
 
 
 @dataclass(frozen=True, slots=True)

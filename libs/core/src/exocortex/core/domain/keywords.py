@@ -2,6 +2,11 @@
 
 The keyword index weights this field above the body, so a memory is found by its main terms
 even when they are a small part of a long text.
+
+The write path gives a memory the keywords enrichment would give it (``memory_keywords``: the
+entity names found in its text included), so the entities are searchable as soon as the store
+answers, and enrichment, finding nothing to change, writes no new version and no event for the
+indexes to apply again.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from exocortex.core.domain.entities import extract_entities
 from exocortex.core.domain.vocabulary import STOPWORDS
 
 MAX_KEYWORD_CHARS = 200
@@ -23,7 +29,9 @@ def generate_keywords(
     terms: dict[str, None] = {}
     for name in entity_names:
         terms.setdefault(name.lower(), None)
-    for tag in tags:
+    # Sorted, as a memory's tags are read back: the same memory gets the same keywords
+    # whichever order its tags were given in.
+    for tag in sorted(tags):
         terms.setdefault(tag.replace("-", " "), None)
     words = [w.lower().rstrip(".-") for w in _WORD.findall(content)]
     counts = Counter(w for w in words if w not in STOPWORDS and len(w) > 3)
@@ -37,3 +45,11 @@ def generate_keywords(
         out.append(term)
         size += len(term) + (1 if len(out) > 1 else 0)
     return " ".join(out)
+
+
+def memory_keywords(content: str, tags: Iterable[str], min_confidence: float) -> str:
+    """The keywords of a memory with text ``content`` and ``tags``: ``generate_keywords`` with
+    the names of the entities in the text at ``min_confidence`` or above, exactly as
+    enrichment computes them (see the module)."""
+    names = [e.name for e in extract_entities(content) if e.confidence >= min_confidence]
+    return generate_keywords(content, tags, names)

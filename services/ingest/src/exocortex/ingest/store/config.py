@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from exocortex.core.domain.entities import min_confidence
 from exocortex.core.domain.tags import alias_map
 
 
@@ -54,6 +55,8 @@ class WriteConfig:
     # Token vectors are kept with each memory while search re-scores with them
     # (search.rerank_candidates > 0); turned off, nothing is stored for them.
     keep_tokens: bool = True
+    # The confidence an entity in the text needs to be named in the keywords (enrichment's).
+    entity_confidence: float = 0.5
 
     @classmethod
     def from_settings(cls, s: Mapping[str, str]) -> WriteConfig:
@@ -78,6 +81,7 @@ class WriteConfig:
             benchmark_indexed=_truthy(s.get("benchmark.indexed"), False),
             benchmark_chunking=_truthy(s.get("benchmark.chunking"), False),
             keep_tokens=_float(s, "search.rerank_candidates", 20) > 0,
+            entity_confidence=min_confidence(s),
         )
 
     @property

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.db.pool import DictConnection, Pool
-from exocortex.core.domain.keywords import generate_keywords
+from exocortex.core.domain.keywords import memory_keywords
 from exocortex.core.domain.text import content_hash
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
@@ -63,7 +63,7 @@ def _merged(target: Row, p: Prepared, config: WriteConfig) -> Prepared:
         expires_at=target["expires_at"],
         attribution={},
         digest=content_hash(content, normalize_whitespace=config.normalize_whitespace),
-        keywords=generate_keywords(content, tags),
+        keywords=memory_keywords(content, tags, config.entity_confidence),
         chunks=chunks_for(content, config),
     )
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from exocortex.core.domain.autotags import auto_tags
 from exocortex.core.domain.chunking import needs_chunking, split_into_chunks
-from exocortex.core.domain.keywords import generate_keywords
+from exocortex.core.domain.keywords import memory_keywords
 from exocortex.core.domain.metadata import BENCHMARK_TAG, infer_is_metadata
 from exocortex.core.domain.tags import normalize_tags
 from exocortex.core.domain.text import content_hash, strip_private
@@ -161,7 +161,7 @@ def prepare(
         expires_at=request.expires_at,
         attribution=attribution,
         digest=content_hash(content, normalize_whitespace=config.normalize_whitespace),
-        keywords=generate_keywords(content, tags),
+        keywords=memory_keywords(content, tags, config.entity_confidence),
         chunks=chunks_for(content, config, benchmark=benchmark),
         embed=not benchmark or config.benchmark_indexed,
         given_tags=given_tags,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from exocortex.core.domain.keywords import generate_keywords
+from exocortex.core.domain.keywords import memory_keywords
 from exocortex.core.domain.metadata import infer_is_metadata
 from exocortex.core.domain.tags import normalize_tags
 from exocortex.core.domain.text import content_hash
@@ -96,8 +96,9 @@ def build_patch(req: MemoryChanges, current: Row, config: WriteConfig, *, max_ch
             settings=config.raw,
         )
     if patch.content_changed or patch.tags is not None:
-        cols["keywords"] = generate_keywords(
+        cols["keywords"] = memory_keywords(
             cols["content"] if "content" in cols else current["content"],
             patch.tags if patch.tags is not None else current["tags"],
+            config.entity_confidence,
         )
     return patch
