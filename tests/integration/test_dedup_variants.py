@@ -10,6 +10,7 @@ import httpx
 import psycopg
 
 from exocortex.core.domain.text import content_hash
+from exocortex.proto.v1 import events_pb2
 from exocortex.testing.rest import stored
 from exocortex.testing.settings import ApplySettings
 
@@ -180,3 +181,76 @@ async def test_an_import_keeps_a_correction_apart_from_what_it_corrects(
     assert item["dedup_action"] == "created"
     assert item["id"] != first["id"]
     assert await _variants(stack_db, first["id"]) == []
+
+
+async def test_an_import_folds_several_duplicates_of_a_memory_into_one_new_version(
+    api: httpx.AsyncClient,
+    stack_db: psycopg.AsyncConnection[dict[str, Any]],
+    namespace: str,
+    change_settings: ApplySettings,
+) -> None:
+    """Near duplicates of one memory in one import are folded together: the memory ends as
+    folding them one after the other would leave it, at one new version announced by one
+    event (so its projection is rebuilt once, not once per duplicate). One that finds no room
+    among the variants is a memory of its own."""
+    first = await stored(api, content=KETTLE, namespace=namespace, tags=["office"])
+    reply = await api.post(
+        "/api/memories/import",
+        json={
+            "memories": [
+                {"content": KETTLE_AGAIN, "namespace": namespace, "tags": ["office", "kitchen"]},
+                {
+                    "content": KETTLE_THIRD,
+                    "namespace": namespace,
+                    "tags": ["office", "tea"],
+                    "metadata": {"floor": 3},
+                    "importance": 0.9,
+                },
+            ]
+        },
+    )
+    assert reply.status_code == 200, reply.text
+    assert [(r["id"], r["dedup_action"]) for r in reply.json()["results"]] == [
+        (first["id"], "skipped"),
+        (first["id"], "skipped"),
+    ]
+    memory = (await api.get(f"/api/memories/{first['id']}")).json()
+    assert memory["version"] == first["version"] + 1
+    assert sorted(memory["tags"]) == ["kitchen", "office", "tea"]
+    assert memory["metadata"]["floor"] == 3
+    assert memory["importance"] == 0.9
+    variants = await _variants(stack_db, first["id"])
+    assert [v["content"] for v in variants] == [KETTLE_AGAIN, KETTLE_THIRD]
+    assert all(v["tags"] == ["kitchen", "office", "tea"] for v in variants)
+    cur = await stack_db.execute("SELECT payload FROM outbox WHERE subject = 'exo.memory.updated'")
+    updates = [
+        event
+        for event in (
+            events_pb2.MemoryChanged.FromString(bytes(r["payload"])) for r in await cur.fetchall()
+        )
+        if event.memory_id == first["id"]
+    ]
+    assert len(updates) == 1
+    assert sorted(updates[0].chunk_ids) == sorted(await _variant_ids(stack_db, first["id"]))
+
+    await change_settings({"dedup.max_variants": "3"})
+    fourth = "In the office, the kettle is in the left cupboard over the sink next to the mugs."
+    fifth = "The kettle for the office: left cupboard, above the sink, top shelf."
+    reply = await api.post(
+        "/api/memories/import",
+        json={"memories": [{"content": t, "namespace": namespace} for t in (fourth, fifth)]},
+    )
+    assert reply.status_code == 200, reply.text
+    results = reply.json()["results"]
+    # The first finds the last place among three variants; the second finds none left.
+    assert (results[0]["id"], results[0]["dedup_action"]) == (first["id"], "skipped")
+    assert results[1]["dedup_action"] == "created"
+    assert results[1]["id"] != first["id"]
+    assert len(await _variants(stack_db, first["id"])) == 3
+
+
+async def _variant_ids(conn: psycopg.AsyncConnection[dict[str, Any]], memory_id: str) -> list[str]:
+    cur = await conn.execute(
+        "SELECT id FROM memories WHERE parent_id = %s AND chunk_index IS NULL", (memory_id,)
+    )
+    return [r["id"] for r in await cur.fetchall()]

@@ -12,7 +12,7 @@ from exocortex.core.ids import new_ids
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
 from exocortex.ingest import events, metrics
-from exocortex.ingest.store import repository, tokens
+from exocortex.ingest.store import folds, repository, tokens
 from exocortex.ingest.store.config import WriteConfig
 from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
 from exocortex.ingest.store.prepare import Prepared, prepare
@@ -181,6 +181,7 @@ class BulkImporter:
             return
         async with self._ingest.pool.connection() as conn:
             rows = await memories.get_many(conn, [m for m, _ in matches.values()])
+        of_memory: dict[str, list[int]] = {}
         for i, (memory_id, similarity) in matches.items():
             row = rows.get(memory_id)
             # The index may lag behind Postgres: trust only what is active now. A correction
@@ -191,7 +192,61 @@ class BulkImporter:
                 and row["parent_id"] is None
                 and not hides_a_correction((row, similarity), todo[i], config)
             ):
-                await self._single(i, todo.pop(i), config, results, row, similarity, by_item[i])
+                of_memory.setdefault(memory_id, []).append(i)
+        for memory_id, indices in of_memory.items():
+            if config.skip_insert_on_match:
+                await self._fold(rows[memory_id], indices, todo, by_item, config, results)
+                continue
+            for i in indices:
+                similarity = matches[i][1]
+                await self._single(
+                    i, todo.pop(i), config, results, rows[memory_id], similarity, by_item[i]
+                )
+
+    async def _fold(
+        self,
+        existing: Row,
+        indices: list[int],
+        todo: dict[int, Prepared],
+        by_item: dict[int, list[Any]],
+        config: WriteConfig,
+        results: list[ItemResult],
+    ) -> None:
+        """The near duplicates ``indices`` of one memory, folded into it together (one new
+        version, see ``folds``); one that finds no room is stored on its own."""
+        duplicates = [
+            folds.Duplicate(todo.pop(i), by_item[i][0] if config.keep_variants else None)
+            for i in indices
+        ]
+        try:
+            existing, folded = await folds.fold_group(
+                self._ingest.pool,
+                existing,
+                duplicates,
+                model=self._ingest.embedder.fingerprint,
+                dim=self._ingest.embedder.dimensions,
+                max_variants=config.max_variants,
+            )
+        except ExoError as exc:
+            for i in indices:
+                results[i].error, results[i].field = exc.message, exc.field
+            return
+        for i, d, kept in zip(indices, duplicates, folded, strict=True):
+            if kept:
+                results[i].dedup_action, results[i].id = "skipped", existing["id"]
+                continue
+            try:
+                # No room for its wording: it is stored on its own (already embedded).
+                created = await self._ingest.create(d.prepared, by_item[i])
+            except ExoError as exc:
+                results[i].error, results[i].field = exc.message, exc.field
+                continue
+            results[i].dedup_action, results[i].id = created.dedup_action, created.memory.id
+        log.info(
+            "import folded near duplicates into an existing memory",
+            memory_id=existing["id"],
+            folded=sum(folded),
+        )
 
     async def _single(
         self,

@@ -5,11 +5,10 @@ takes the new text instead (``merge``)."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
-from exocortex.core.db.pool import DictConnection, Pool
+from exocortex.core.db.pool import Pool
 from exocortex.core.domain.contradictions import find_contradiction
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError
@@ -19,7 +18,7 @@ from exocortex.core.repositories import bulk, memories
 from exocortex.core.repositories.memories import NewMemory
 from exocortex.core.settings_cache import SettingsCache
 from exocortex.ingest import events, metrics
-from exocortex.ingest.store import children, merge, repository, tokens, variants
+from exocortex.ingest.store import children, folds, merge, repository, tokens
 from exocortex.ingest.store.config import WriteConfig
 from exocortex.ingest.store.group import GroupCommitter, KeptTokens
 from exocortex.ingest.store.model import MemoryInput, Row, StoreResult
@@ -276,54 +275,18 @@ class StoreService:
         and chunks included) is refreshed. None, with nothing changed, when the wording has no
         room among the memory's variants (or the memory was archived meanwhile): the caller
         stores it as a memory of its own."""
-        new_tags = [t for t in p.tags if t not in set(existing["tags"])]
-        new_meta = {k: v for k, v in p.metadata.items() if existing["metadata"].get(k) != v}
-        changed = bool(new_tags or new_meta or p.importance > float(existing["importance"]))
-        if changed or variant is not None:
-            async with repository.transaction(self.pool) as conn:
-                variant_id = None
-                if variant is not None:
-                    kept, variant_id = await variants.add_variant(
-                        conn,
-                        existing,
-                        p,
-                        variant,
-                        tags=[*existing["tags"], *new_tags],
-                        model=self.embedder.fingerprint,
-                        dim=self.embedder.dimensions,
-                        limit=max_variants,
-                    )
-                    if kept is variants.Kept.NO_ROOM:
-                        log.info(
-                            "near duplicate stored on its own: no room among the variants",
-                            similar_to=existing["id"],
-                            similarity=similarity,
-                        )
-                        metrics.DEDUP_OVERFLOWS.inc()
-                        return None
-                if changed or variant_id is not None:
-                    existing = await self._merge_into_existing(
-                        conn, existing, p, new_tags, new_meta, variant_id
-                    )
+        existing, (kept,) = await folds.fold_group(
+            self.pool,
+            existing,
+            [folds.Duplicate(p, variant)],
+            model=self.embedder.fingerprint,
+            dim=self.embedder.dimensions,
+            max_variants=max_variants,
+        )
+        if not kept:
+            return None
         log.info("duplicate store reused existing memory", memory_id=existing["id"], reason=reason)
         return StoreResult(_record(existing), "skipped", existing["id"], similarity)
-
-    @staticmethod
-    async def _merge_into_existing(
-        conn: DictConnection,
-        existing: Row,
-        p: Prepared,
-        new_tags: list[str],
-        new_meta: dict[str, Any],
-        variant_id: str | None,
-    ) -> Row:
-        if new_tags:
-            await repository.add_family_tags(conn, existing["id"], new_tags)
-        await repository.raise_and_merge_metadata(conn, existing["id"], p.importance, new_meta)
-        row = await memories.get(conn, existing["id"])
-        assert row is not None
-        await events.emit(conn, row, "updated", [variant_id] if variant_id else [])
-        return row
 
 
 def hides_a_correction(match: tuple[Row, float], p: Prepared, config: WriteConfig) -> bool:
