@@ -4,6 +4,7 @@ candidates and implicit goal links."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -75,17 +76,21 @@ async def mark_enriched(
 
 
 async def mark_enriched_in_place(
-    conn: AsyncConnection[Row], memory_id: str, context: bytes | None
+    conn: AsyncConnection[Row], results: Sequence[tuple[str, bytes | None]]
 ) -> None:
-    """Record the result of an enrichment that left the keywords as they were: status done
-    and the contextual vector, at the same version. Nothing the indexes hold changed, so
-    there is nothing for them to apply; ``updated_at`` stays too, the time of the memory's
-    last change (``enriched_at`` then differs from it: see retrieval's ``enriched_last``)."""
-    await conn.execute(
-        "UPDATE memories SET enrichment_status = 'done', enriched_at = now(), "
-        "context_embedding = %s WHERE id = %s",
-        (context, memory_id),
-    )
+    """Record enrichments that left the keywords as they were, (memory id, contextual vector
+    or none) each: status done and the contextual vector, at the same version, in one round
+    trip. Nothing the indexes hold changed, so there is nothing for them to apply;
+    ``updated_at`` stays too, the time of the memory's last change (``enriched_at`` then
+    differs from it: see retrieval's ``enriched_last``)."""
+    if not results:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "UPDATE memories SET enrichment_status = 'done', enriched_at = now(), "
+            "context_embedding = %s WHERE id = %s",
+            [(context, memory_id) for memory_id, context in results],
+        )
 
 
 _MENTION_SQL = """

@@ -17,7 +17,7 @@ results change none: they are recorded at the same version, with no event.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -142,6 +142,16 @@ class Enricher:
         done = 0
         async with self._pool.connection() as conn, conn.transaction():
             current = await repository.lock_statuses(conn, [row.id for row in rows])
+            # The rows contradictions are looked for in, read once for the batch.
+            close = {
+                n.root_id
+                for near in neighbours.values()
+                for n in near
+                if n.similarity >= limits.contradiction
+            }
+            others = await memories.get_records(conn, sorted(close)) if close else {}
+            # Results that leave the keywords as they are, recorded together after the loop.
+            in_place: list[tuple[str, bytes | None]] = []
             for row in rows:
                 now = current.get(row.id)
                 if (
@@ -170,14 +180,14 @@ class Enricher:
                         for n in related[: limits.relation_limit]
                     ],
                 )
-                contradictions = await self._contradictions(conn, row, near, limits)
+                contradictions = await self._contradictions(conn, row, near, limits, others)
                 for goal_id, similarity in goals.get(row.id, []):
                     await repository.link_goal(conn, goal_id, row.id, round(similarity, 3))
                 keywords = generate_keywords(row.content, row.tags, [e.name for e in entities])
                 if keywords == row.keywords:
                     # The write path named these entities already (core.domain.keywords): the
                     # indexes hold what they need, so no new version and no event for them.
-                    await repository.mark_enriched_in_place(conn, row.id, contexts_of[row.id])
+                    in_place.append((row.id, contexts_of[row.id]))
                 else:
                     version = await repository.mark_enriched(
                         conn, row.id, keywords, contexts_of[row.id]
@@ -193,6 +203,7 @@ class Enricher:
                     goals=len(goals.get(row.id, [])),
                     elaborates=hierarchy,
                 )
+            await repository.mark_enriched_in_place(conn, in_place)
             await bulk.enqueue_events(
                 conn,
                 [
@@ -227,11 +238,11 @@ class Enricher:
         row: MemoryRecord,
         neighbours: list[Neighbour],
         limits: Thresholds,
+        others: Mapping[str, MemoryRecord],
     ) -> int:
+        """Contradiction candidates between ``row`` and its close neighbours (``others``: their
+        rows, read for the whole batch)."""
         close = [n for n in neighbours if n.similarity >= limits.contradiction]
-        if not close:
-            return 0
-        others = await memories.get_records(conn, [n.root_id for n in close])
         added = 0
         for n in close:
             other = others.get(n.root_id)
