@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -60,53 +61,112 @@ _MODULES = (
     "warnings", "tokenize", "doctest", "pdb", "timeit", "trace", "sysconfig", "platform",
 )  # fmt: skip
 
+# Standard-library modules the corpus does not import: importing them does something (opens a
+# browser, prints, starts a GUI) or belongs to another platform.
+_NOT_IMPORTED = frozenset(
+    {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "ensurepip",
+     "pydoc_data", "lib2to3", "msilib", "winreg", "winsound", "nt", "msvcrt"}
+)  # fmt: skip
+
 SHAPES = {"short": 160, "docstring": 320}
 
 
 def corpus(max_chars: int) -> list[str]:
-    """Varied real text (first paragraphs of standard-library docstrings, cut at a word before
-    ``max_chars``), so the benchmark measures inserts rather than the dedup skip path."""
+    """Varied real text: the first paragraphs of standard-library docstrings (modules, their
+    functions and classes, and the methods a class defines itself), cut at a word before
+    ``max_chars``, each body once (an inherited or shared docstring is one text, not one per
+    name that carries it)."""
     import importlib
     import inspect
 
-    seen: dict[str, None] = {}
-    for name in _MODULES:
+    seen: dict[str, str] = {}
+
+    def add(name: str, doc: object) -> None:
+        if not isinstance(doc, str) or not doc:
+            return
+        body = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+        if len(body) < 60 or body.lower() in seen:
+            return
+        text = f"{name}: {body}"
+        if len(text) > max_chars:
+            text = text[:max_chars].rsplit(" ", 1)[0]
+        seen[body.lower()] = text
+
+    public = sorted(n for n in sys.stdlib_module_names if not n.startswith("_"))
+    for module_name in dict.fromkeys([*_MODULES, *(n for n in public if n not in _NOT_IMPORTED)]):
         try:
-            module = importlib.import_module(name)
-        except ImportError:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # deprecated modules say so when imported
+                module = importlib.import_module(module_name)
+        except Exception:  # not built here (a platform's own module), or broken
             continue
         for attr in dir(module):
             obj = getattr(module, attr, None)
-            doc = inspect.getdoc(obj) if obj is not None else None
-            if not doc:
+            if obj is None:
                 continue
-            text = " ".join(doc.split("\n\n")[0].split())
-            if len(text) < 60:
-                continue
-            text = f"{name}.{attr}: {text}"
-            if len(text) > max_chars:
-                text = text[:max_chars].rsplit(" ", 1)[0]
-            seen.setdefault(text, None)
-    out = list(seen)
+            add(f"{module_name}.{attr}", getattr(obj, "__doc__", None))
+            if inspect.isclass(obj):
+                for method, member in vars(obj).items():
+                    if callable(member) and not method.startswith("_"):
+                        add(f"{module_name}.{attr}.{method}", getattr(member, "__doc__", None))
+    out = list(seen.values())
     # A fixed order that mixes the modules, so any prefix is like the whole.
     random.Random(5).shuffle(out)
     return out
 
 
+# Texts at least this close (cosine, the bundled model) count as one: the write path's semantic
+# dedup (0.85 by default) would fold the second into the first, and the benchmark is of stores.
+DISTINCT_BELOW = 0.8
+
+
+def distinct(texts: list[str], cache_dir: Path) -> list[str]:
+    """``texts`` without any that the model finds within ``DISTINCT_BELOW`` of an earlier one
+    (order kept): otherwise dedup folds them, and a phase measures the skip path instead of
+    stores. Kept in a file by the texts' digest: the model reads them once per machine."""
+    import hashlib
+
+    import numpy as np
+
+    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    kept_file = Path(tempfile.gettempdir()) / "exo-bench-corpus" / f"{digest}.json"
+    if kept_file.exists():
+        return list(json.loads(kept_file.read_text()))
+    model, batch = _encoder(cache_dir)
+    vectors = np.concatenate(
+        [np.asarray(model.encode(texts[i : i + batch])) for i in range(0, len(texts), batch)]
+    )
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    kept = np.empty_like(vectors)  # the vectors kept so far, in its first rows
+    out: list[str] = []
+    for text, vector in zip(texts, vectors, strict=True):
+        if not out or float(np.max(kept[: len(out)] @ vector)) < DISTINCT_BELOW:
+            kept[len(out)] = vector
+            out.append(text)
+    kept_file.parent.mkdir(parents=True, exist_ok=True)
+    kept_file.write_text(json.dumps(out))
+    return out
+
+
 class Texts:
     """Distinct texts handed out in order, never twice in one run (a repeat would be a dedup
-    skip, not a store). Past the corpus, a counter word makes them distinct."""
+    skip, not a store). Past the corpus, each text is the first half of one corpus text and
+    the second half of another, a different pair each time round."""
 
-    def __init__(self, max_chars: int) -> None:
-        self.base = corpus(max_chars)
+    def __init__(self, base: list[str]) -> None:
+        self.base = base
         self.next = 0
 
     def take(self, n: int) -> list[str]:
         out = []
+        size = len(self.base)
         for i in range(self.next, self.next + n):
-            text = self.base[i % len(self.base)]
-            rounds = i // len(self.base)
-            out.append(text if rounds == 0 else f"{text} (note {rounds})")
+            text = self.base[i % size]
+            rounds = i // size
+            if rounds:
+                other = self.base[(i * 7919 + rounds * 104729) % size]
+                text = f"{text[: len(text) // 2]} {other[len(other) // 2 :]}"
+            out.append(text)
         self.next += n
         return out
 
@@ -120,9 +180,9 @@ def percentile(values: list[float], q: float) -> float:
 # The limit: the model alone
 
 
-def model_limit(texts: list[str], cache_dir: Path) -> float:
-    """Texts/s of the embedding service's encoder on ``texts``, in this process, nothing else
-    running: its backend, its threads, batches of its max_batch."""
+def _encoder(cache_dir: Path) -> tuple[Any, int]:
+    """The embedding service's encoder in this process (its backend and threads), and its
+    batch size."""
     from exocortex.embedding.encoder import load_encoder
     from exocortex.embedding.settings import EmbeddingSettings
     from exocortex.encoders import bundled_model_path
@@ -134,10 +194,17 @@ def model_limit(texts: list[str], cache_dir: Path) -> float:
         threads=settings.threads,
         cache_dir=cache_dir,
     )
+    return model, settings.max_batch
+
+
+def model_limit(texts: list[str], cache_dir: Path) -> float:
+    """Texts/s of the embedding service's encoder on ``texts``, in this process, nothing else
+    running: its backend, its threads, batches of its max_batch."""
+    model, batch = _encoder(cache_dir)
     model.encode(texts[:64])  # warm-up
     started = time.perf_counter()
-    for start in range(0, len(texts), settings.max_batch):
-        model.encode(texts[start : start + settings.max_batch])
+    for start in range(0, len(texts), batch):
+        model.encode(texts[start : start + batch])
     return len(texts) / (time.perf_counter() - started)
 
 
@@ -377,17 +444,21 @@ def running_stack(url: str | None) -> Iterator[tuple[str, Any, Path | None]]:
 
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
-    shapes = {name: Texts(chars) for name, chars in SHAPES.items() if name in args.shapes}
     out: dict[str, Any] = {"shapes": {}, "cpu": {}}
     with running_stack(args.url) as (url, stack, tmp):
+        models = (tmp or Path(tempfile.gettempdir())) / "models"
+        shapes = {
+            name: Texts(await asyncio.to_thread(distinct, corpus(chars), models))
+            for name, chars in SHAPES.items()
+            if name in args.shapes
+        }
         # 1. The limit, with the stack stopped (the export lands where the service finds it).
         for name, texts in shapes.items():
             sample = texts.base[: args.memories]
             out["shapes"][name] = {
-                "limit": await asyncio.to_thread(
-                    model_limit, sample, (tmp or Path(tempfile.gettempdir())) / "models"
-                ),
+                "limit": await asyncio.to_thread(model_limit, sample, models),
                 "chars": statistics.mean(len(t) for t in sample),
+                "distinct_texts": len(texts.base),
             }
         if stack is not None:
             stack.start(timeout=300)
@@ -396,7 +467,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             cpu = Cpu(stack_pids(stack)) if stack is not None else None
             async with httpx.AsyncClient(base_url=url, timeout=600.0) as client:
                 # Warm-up: model, pools, index segments.
-                await rest_import(client, Texts(200).take(200), 200)
+                await rest_import(client, Texts(corpus(200)).take(200), 200)
 
                 async def phase(label: str, coro: Any) -> Any:
                     before = cpu.sample() if cpu else {}
