@@ -13,16 +13,11 @@ from datetime import timedelta
 
 from exocortex.core.domain.contradictions import NEGATION_OVERLAP
 from exocortex.core.domain.entities import min_confidence
+from exocortex.core.domain.setting_values import clamped_float
 
 
 def _float(settings: Mapping[str, str], key: str, default: float, lo: float, hi: float) -> float:
-    try:
-        value = float(settings.get(key, default))
-    except ValueError:
-        return default
-    if value != value:  # NaN
-        return default
-    return min(hi, max(lo, value))
+    return clamped_float(settings, key, default, lo, hi)
 
 
 def _int(settings: Mapping[str, str], key: str, default: int, lo: int, hi: int) -> int:

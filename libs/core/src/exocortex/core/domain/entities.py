@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from exocortex.core.domain.setting_values import clamped_float
 from exocortex.core.domain.vocabulary import (
     AI_CONCEPTS,
     CASE_SENSITIVE_TECHNOLOGIES,
@@ -27,17 +28,10 @@ CONFIDENCE_SETTING = "enrichment.entity_min_confidence"
 
 
 def min_confidence(settings: Mapping[str, str]) -> float:
-    """The confidence an entity needs to count, from the settings (``CONFIDENCE_SETTING``):
-    ``MIN_CONFIDENCE`` when missing, unparsable or NaN, clamped to [0, 1]. Enrichment keeps
-    the entities above it and the write path names them in the keywords, so both read it
-    here."""
-    try:
-        value = float(settings.get(CONFIDENCE_SETTING, MIN_CONFIDENCE))
-    except ValueError:
-        return MIN_CONFIDENCE
-    if value != value:  # NaN
-        return MIN_CONFIDENCE
-    return min(1.0, max(0.0, value))
+    """The confidence an entity needs to count, from the settings (``CONFIDENCE_SETTING``,
+    ``MIN_CONFIDENCE`` by default, within [0, 1]). Enrichment keeps the entities above it and
+    the write path names them in the keywords, so both read it here."""
+    return clamped_float(settings, CONFIDENCE_SETTING, MIN_CONFIDENCE, 0.0, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
