@@ -94,22 +94,25 @@ def corpus(max_chars: int) -> list[str]:
         seen[body.lower()] = text
 
     public = sorted(n for n in sys.stdlib_module_names if not n.startswith("_"))
-    for module_name in dict.fromkeys([*_MODULES, *(n for n in public if n not in _NOT_IMPORTED)]):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # deprecated modules say so when imported
+    with warnings.catch_warnings():
+        # Deprecated modules and names say so when imported or read.
+        warnings.simplefilter("ignore")
+        for module_name in dict.fromkeys(
+            [*_MODULES, *(n for n in public if n not in _NOT_IMPORTED)]
+        ):
+            try:
                 module = importlib.import_module(module_name)
-        except Exception:  # not built here (a platform's own module), or broken
-            continue
-        for attr in dir(module):
-            obj = getattr(module, attr, None)
-            if obj is None:
+            except Exception:  # not built here (a platform's own module), or broken
                 continue
-            add(f"{module_name}.{attr}", getattr(obj, "__doc__", None))
-            if inspect.isclass(obj):
-                for method, member in vars(obj).items():
-                    if callable(member) and not method.startswith("_"):
-                        add(f"{module_name}.{attr}.{method}", getattr(member, "__doc__", None))
+            for attr in dir(module):
+                obj = getattr(module, attr, None)
+                if obj is None:
+                    continue
+                add(f"{module_name}.{attr}", getattr(obj, "__doc__", None))
+                if inspect.isclass(obj):
+                    for method, member in vars(obj).items():
+                        if callable(member) and not method.startswith("_"):
+                            add(f"{module_name}.{attr}.{method}", getattr(member, "__doc__", None))
     out = list(seen.values())
     # A fixed order that mixes the modules, so any prefix is like the whole.
     random.Random(5).shuffle(out)
