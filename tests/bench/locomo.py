@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from reports import kept_by_hand  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parents[2]
 # The LoCoMo conversations (locomo10.json from the LoCoMo repository, or a subset of it). The data
@@ -522,20 +523,6 @@ def report(
     return "\n".join(lines)
 
 
-# What follows this line in the report is written by hand (measurements made outside this
-# harness) and survives a new run.
-HAND_MARKER = "<!-- written by hand below: kept by tests/bench/locomo.py -->"
-
-
-def kept_by_hand(path: Path) -> str:
-    """The hand-written tail of an earlier report (from its marker on), or nothing."""
-    if not path.is_file():
-        return ""
-    earlier = path.read_text()
-    at = earlier.find(HAND_MARKER)
-    return "\n" + earlier[at:] if at >= 0 else ""
-
-
 def chosen_rows(
     words: list[str] | None, extra: list[str], parser: argparse.ArgumentParser
 ) -> dict[str, dict[str, str]]:
@@ -738,7 +725,7 @@ async def main() -> None:
         args.concurrency,
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + kept_by_hand(args.out))
+    args.out.write_text(text + kept_by_hand(args.out, "locomo.py"))
     print(text)
     if args.json:
         args.json.write_text(
