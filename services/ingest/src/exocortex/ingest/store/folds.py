@@ -85,14 +85,16 @@ async def fold_group(
     for each duplicate whether it was folded. One that was not found no room for its wording
     (the variants are full, or the memory was archived since the match): nothing of it was
     merged, and the caller must store it as a memory of its own."""
+    merge = Merge.of(existing)
     if all(d.variant is None for d in duplicates):
-        # Nothing to keep: only what the duplicates add to the memory needs writing.
-        merge = Merge.of(existing)
+        # No wording to keep, so no variant lock: only what the duplicates add needs writing,
+        # and nothing at all (no transaction) when they add nothing.
         for d in duplicates:
             merge.add(d.prepared)
-        if not merge.changes_anything:
-            return existing, [True] * len(duplicates)
-    merge = Merge.of(existing)
+        if merge.changes_anything:
+            async with repository.transaction(pool) as conn:
+                existing = await merge_into_existing(conn, existing, merge)
+        return existing, [True] * len(duplicates)
     folded = [False] * len(duplicates)
     async with repository.transaction(pool) as conn:
         for n, d in enumerate(duplicates):
