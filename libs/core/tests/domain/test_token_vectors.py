@@ -55,3 +55,21 @@ def test_bytes_that_are_not_whole_rows_are_refused():
         token_vectors.unpack(b"\x01" * 385, 384)
     with pytest.raises(ValueError, match="not rows of 0"):
         token_vectors.unpack(b"", 0)
+
+
+def test_packed_tokens_give_the_cosines_of_the_unpacked_rows_in_a_quarter_of_the_bytes():
+    memory, query = _unit(30, 384), _unit(5, 384)
+    data = token_vectors.pack(memory)
+    kept = token_vectors.read(data, 384)
+    np.testing.assert_allclose(
+        kept.cosines(query), query @ token_vectors.unpack(data, 384).T, atol=1e-5
+    )
+    np.testing.assert_allclose(kept.cosines(query), query @ memory.T, atol=0.01)
+    assert kept.nbytes < memory.nbytes / 3
+    assert token_vectors.packed(memory).rows.tobytes() == data
+
+
+def test_packed_refuses_bytes_that_are_not_whole_rows():
+    with pytest.raises(ValueError, match="not rows of 384"):
+        token_vectors.read(b"\x01" * 385, 384)
+    assert token_vectors.read(b"", 384).rows.shape == (0, 384)

@@ -156,6 +156,8 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             settings_cache,
             overfetch_factor=settings.overfetch_factor,
             min_candidates=settings.min_candidates,
+            token_cache_bytes=settings.token_cache_mb * 2**20,
+            vector_cache_bytes=settings.vector_cache_mb * 2**20,
             listener=SearchPublisher(nc),
             activity=activity,
         )

@@ -79,6 +79,17 @@ class RetrievalSettings(GrpcServiceSettings):
         gt=0,
         validation_alias=AliasChoices("EXO_RETRIEVAL_RECONCILE_INTERVAL_SECONDS"),
     )
+    # What search keeps in memory between searches, read from Postgres otherwise: the token
+    # vectors of re-scored memories (int8, about 12 KB a memory of 30 tokens) and the stored
+    # vectors of arrival neighbours (1.5 KB each at 384 dimensions). At 10k memories, keeping
+    # them (128 and 48 MB) instead of 2,048 and 4,096 entries cut the CPU a search takes by a
+    # tenth (docs/benchmarks/search-latency.md). 0 keeps none.
+    token_cache_mb: int = Field(
+        default=128, ge=0, validation_alias=AliasChoices("EXO_RETRIEVAL_TOKEN_CACHE_MB")
+    )
+    vector_cache_mb: int = Field(
+        default=48, ge=0, validation_alias=AliasChoices("EXO_RETRIEVAL_VECTOR_CACHE_MB")
+    )
     # Candidates fetched from each index per requested result (over-fetch before fusion).
     overfetch_factor: int = 5
     min_candidates: int = 50

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -11,9 +12,21 @@ V = TypeVar("V")
 
 
 class LruCache(Generic[K, V]):
-    def __init__(self, max_entries: int) -> None:
+    """At most ``max_entries`` values; with ``weigh``, also at most ``max_weight`` of their
+    summed weights (e.g. bytes), the least recently used going first."""
+
+    def __init__(
+        self,
+        max_entries: int,
+        *,
+        max_weight: int = 0,
+        weigh: Callable[[V], int] | None = None,
+    ) -> None:
         self._max = max(1, max_entries)
         self._items: OrderedDict[K, V] = OrderedDict()
+        self._weigh = weigh
+        self._max_weight = max_weight
+        self._weight = 0
 
     def get(self, key: K) -> V | None:
         value = self._items.get(key)
@@ -22,10 +35,24 @@ class LruCache(Generic[K, V]):
         return value
 
     def put(self, key: K, value: V) -> None:
+        if self._weigh is not None:
+            old = self._items.get(key)
+            if old is not None:
+                self._weight -= self._weigh(old)
+            self._weight += self._weigh(value)
         self._items[key] = value
         self._items.move_to_end(key)
-        while len(self._items) > self._max:
-            self._items.popitem(last=False)
+        while len(self._items) > self._max or (
+            self._weigh is not None and self._weight > self._max_weight and self._items
+        ):
+            _, dropped = self._items.popitem(last=False)
+            if self._weigh is not None:
+                self._weight -= self._weigh(dropped)
+
+    @property
+    def weight(self) -> int:
+        """The summed weight of the values held (0 without ``weigh``)."""
+        return self._weight
 
     def __len__(self) -> int:
         return len(self._items)

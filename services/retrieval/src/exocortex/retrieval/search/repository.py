@@ -16,7 +16,7 @@ from psycopg.rows import RowMaker
 from exocortex.core import scope
 from exocortex.core.db.arrays import TextArray
 from exocortex.core.domain import token_vectors
-from exocortex.core.domain.token_vectors import Tokens
+from exocortex.core.domain.token_vectors import Packed
 from exocortex.core.domain.vectors import Vector, from_bytes
 from exocortex.core.records import MemoryRecord
 from exocortex.core.repositories import memories
@@ -379,17 +379,17 @@ SELECT memory_id, dimensions, tokens FROM memory_tokens
 """
 
 
-async def stored_tokens(conn: Conn, ids: Sequence[str], model: str) -> dict[str, Tokens]:
+async def stored_tokens(conn: Conn, ids: Sequence[str], model: str) -> dict[str, Packed]:
     """The token vectors stored with those of ``ids`` that have them for ``model`` (made with
     their vector; see ingest's ``store/tokens.py``). A memory whose content or model changed
     has none: the change deletes them."""
     if not ids or not model:
         return {}
     cur = await conn.execute(_TOKENS_SQL, {"ids": TextArray(ids), "model": model})
-    out: dict[str, Tokens] = {}
+    out: dict[str, Packed] = {}
     for row in await cur.fetchall():
         try:
-            out[row["memory_id"]] = token_vectors.unpack(row["tokens"], row["dimensions"])
+            out[row["memory_id"]] = token_vectors.read(row["tokens"], row["dimensions"])
         except ValueError:  # damaged bytes: the memory is encoded as if it had none
             continue
     return out

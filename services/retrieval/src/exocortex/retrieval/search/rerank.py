@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from exocortex.core.domain.token_vectors import Packed
 from exocortex.retrieval.search.scoring import setting_float
 
 Tokens = npt.NDArray[np.float32]
@@ -60,12 +61,12 @@ class RerankSettings:
         return self.candidates > 1 and self.weight > 0
 
 
-def maxsim(query: Tokens, memory: Tokens) -> float:
-    """The mean over the query's tokens of each one's best cosine among the memory's tokens
-    (both unit length)."""
-    if query.size == 0 or memory.size == 0:
+def maxsim(query: Tokens, memory: Packed) -> float:
+    """The mean over the query's tokens (unit rows) of each one's best cosine among the
+    memory's tokens."""
+    if query.size == 0 or memory.rows.size == 0:
         return 0.0
-    return float((query @ memory.T).max(axis=1).mean())
+    return float(memory.cosines(query).max(axis=1).mean())
 
 
 def reorder(head: Sequence[str], similarity: Mapping[str, float], weight: float) -> list[str]:

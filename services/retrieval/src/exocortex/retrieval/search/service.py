@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from exocortex.core.db.pool import Pool
 from exocortex.core.domain.text import strip_private
+from exocortex.core.domain.token_vectors import Packed, packed
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import memories
@@ -63,6 +64,7 @@ from exocortex.retrieval.search.results import (
     ScoredMemory,
     SearchOutcome,
 )
+from exocortex.retrieval.search.stored_vectors import DEFAULT_BYTES as DEFAULT_VECTOR_BYTES
 from exocortex.retrieval.search.stored_vectors import StoredVectors
 
 log = get_logger(__name__)
@@ -74,6 +76,10 @@ GRAPH_SEEDS = 20
 # Rows read before any bound is applied: at least the seeds (whose liveness the neighbours need)
 # and twice the page; the rest are read only if they can still reach the page.
 HEAD_MIN = GRAPH_SEEDS
+# The token vectors kept for re-scoring: a byte budget (see EXO_RETRIEVAL_TOKEN_CACHE_MB), and
+# a bound on the entries so a store of tiny memories cannot make the bookkeeping the cost.
+DEFAULT_TOKEN_CACHE_BYTES = 128 * 2**20
+TOKEN_ENTRIES_MAX = 65_536
 
 SearchListener = Callable[[SearchQuery, SearchOutcome], None]
 
@@ -90,6 +96,8 @@ class SearchService:
         overfetch_factor: int,
         min_candidates: int,
         query_cache_size: int = 2048,
+        token_cache_bytes: int = DEFAULT_TOKEN_CACHE_BYTES,
+        vector_cache_bytes: int = DEFAULT_VECTOR_BYTES,
         listener: SearchListener | None = None,
         activity: SearchActivity | None = None,
     ) -> None:
@@ -101,14 +109,16 @@ class SearchService:
         self._vector_index = vector_index
         self._embedder = embedder
         # Token vectors of memories for re-scoring, by (id, version): a changed memory is
-        # encoded again. About 50 KB each at 30 tokens: 2,048 of them is about 100 MB at most.
-        self._tokens: LruCache[tuple[str, int], rerank.Tokens] = LruCache(2048)
+        # encoded again. Kept packed (int8, about 12 KB at 30 tokens), within a byte budget.
+        self._tokens: LruCache[tuple[str, int], Packed] = LruCache(
+            TOKEN_ENTRIES_MAX, max_weight=token_cache_bytes, weigh=_packed_bytes
+        )
         # The version each of those is kept at, by id: what a search can check before it has
-        # read the rows (see _prefetch_tokens).
-        self._token_versions: LruCache[str, int] = LruCache(2048)
+        # read the rows (see _prefetch_tokens). An entry outliving its tokens only costs a read.
+        self._token_versions: LruCache[str, int] = LruCache(TOKEN_ENTRIES_MAX)
         self._max_access = MaxAccess(pool)
         # The arrival neighbours' stored vectors, by id and version (see stored_vectors).
-        self._stored_vectors = StoredVectors()
+        self._stored_vectors = StoredVectors(vector_cache_bytes)
         self.listener = listener
         # Searches running and recently ended, for background work to wait on (see priority).
         self.activity = activity or SearchActivity()
@@ -318,7 +328,7 @@ class SearchService:
 
     def _prefetch_tokens(
         self, ids: list[str], cfg: rerank.RerankSettings
-    ) -> asyncio.Task[dict[str, rerank.Tokens]] | None:
+    ) -> asyncio.Task[dict[str, Packed]] | None:
         """The stored token vectors of the best fused candidates not kept in memory, read while
         the rows are (the head after scoring is mostly among them; the rest is read after)."""
         if not cfg.enabled or getattr(self._embedder, "tokens", None) is None:
@@ -333,7 +343,7 @@ class SearchService:
         query: str,
         scored: list[ScoredMemory],
         cfg: rerank.RerankSettings,
-        prefetched: asyncio.Task[dict[str, rerank.Tokens]] | None = None,
+        prefetched: asyncio.Task[dict[str, Packed]] | None = None,
     ) -> list[ScoredMemory]:
         """``scored`` with its head ordered again by late interaction (see ``rerank``); as it
         was when the query encoder cannot give token vectors. The head's token vectors come
@@ -344,7 +354,7 @@ class SearchService:
         if tokens_of is None:
             return scored
         head = scored[: cfg.candidates]
-        found: dict[str, rerank.Tokens] = {}
+        found: dict[str, Packed] = {}
         for item in head:
             kept = self._tokens.get((item.memory.id, item.memory.version))
             if kept is not None:
@@ -361,11 +371,12 @@ class SearchService:
             return scored
         missing = [s for s in unread if s.memory.id not in stored]
         metrics.RERANK_TOKENS.labels("stored").inc(len(unread) - len(missing))
-        encoded: list[rerank.Tokens] = []
+        encoded: list[Packed] = []
         if missing:
-            encoded = (
+            made = (
                 await metrics.timed("rerank", tokens_of([s.memory.content for s in missing])) or []
             )
+            encoded = [packed(tokens) for tokens in made]
             metrics.RERANK_TOKENS.labels("encoded").inc(len(encoded))
         for item, tokens in [
             *((s, stored[s.memory.id]) for s in unread if s.memory.id in stored),
@@ -397,7 +408,7 @@ class SearchService:
         got = await metrics.timed("rerank_query", tokens_of([query]))
         return got[0] if got else None
 
-    async def _stored_tokens(self, ids: list[str]) -> dict[str, rerank.Tokens]:
+    async def _stored_tokens(self, ids: list[str]) -> dict[str, Packed]:
         """The token vectors stored with the memories ``ids`` for the model this process runs
         (one statement); none when they cannot be read (those memories are then encoded)."""
         model = getattr(getattr(self._embedder, "info", None), "fingerprint", "")
@@ -553,6 +564,10 @@ async def _no_hops() -> list[hops.Hop]:
 
 async def _no_roots() -> list[tuple[str, float]]:
     return []
+
+
+def _packed_bytes(tokens: Packed) -> int:
+    return tokens.nbytes
 
 
 def _roots(hits: Sequence[IndexHit]) -> list[tuple[str, float]]:

@@ -17,13 +17,17 @@ from exocortex.core.domain.vectors import Vector
 from exocortex.retrieval.search import repository
 from exocortex.retrieval.search.lru import LruCache
 
-# About 1.6 KB a vector at 384 dimensions: 4,096 of them about 7 MB.
-DEFAULT_ENTRIES = 4096
+# 1.5 KB a vector at 384 dimensions: 48 MB keep about 32,000 (see EXO_RETRIEVAL_VECTOR_CACHE_MB).
+DEFAULT_BYTES = 48 * 2**20
+# A bound on the entries, whatever the vectors' size, so the bookkeeping stays small.
+MAX_ENTRIES = 65_536
 
 
 class StoredVectors:
-    def __init__(self, max_entries: int = DEFAULT_ENTRIES) -> None:
-        self._kept: LruCache[tuple[str, int], Vector] = LruCache(max_entries)
+    def __init__(self, max_bytes: int = DEFAULT_BYTES) -> None:
+        self._kept: LruCache[tuple[str, int], Vector] = LruCache(
+            MAX_ENTRIES, max_weight=max_bytes, weigh=_vector_bytes
+        )
 
     async def of(self, conn: repository.Conn, versions: Mapping[str, int]) -> dict[str, Vector]:
         """The unit vector of each memory of ``versions`` (id → the version read) that has
@@ -45,3 +49,7 @@ class StoredVectors:
 
     def __len__(self) -> int:
         return len(self._kept)
+
+
+def _vector_bytes(vector: Vector) -> int:
+    return int(vector.nbytes)
