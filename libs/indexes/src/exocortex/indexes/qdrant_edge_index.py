@@ -57,6 +57,7 @@ from exocortex.indexes.qdrant_common import (
     split_upsert,
     versions_from,
 )
+from exocortex.indexes.query_batches import QueryBatcher
 
 _SCHEMA_TYPES: dict[str, Any] = {
     "keyword": qe.PayloadSchemaType.Keyword,
@@ -138,6 +139,10 @@ class QdrantEdgeVectorIndex:
         self._write_lock = threading.Lock()
         self._closed = False
         self._shard = self._open()
+        # Searches that arrive while one runs go to the engine together (see query_batches).
+        self._queries: QueryBatcher[Any, list[Any]] = QueryBatcher(
+            self._query_batch, self._query_one
+        )
         # What every live point shares, as far as known (see _survey): the namespace they are
         # all in (None: several, or unknown) and whether none is a metadata memory.
         self._sole_namespace: str | None = None
@@ -145,6 +150,14 @@ class QdrantEdgeVectorIndex:
         self._empty = False  # no point stored when surveyed, and none written since
         self._survey_stale = False
         self._survey()
+
+    def _query_batch(self, requests: list[Any]) -> list[list[Any]]:
+        batch: list[list[Any]] = self._shard.query_batch(qe.QueryBatchRequest(requests))
+        return batch
+
+    def _query_one(self, request: Any) -> list[Any]:
+        points: list[Any] = self._shard.query(request)
+        return points
 
     def _config(self) -> Any:
         return qe.EdgeConfig(
@@ -247,7 +260,7 @@ class QdrantEdgeVectorIndex:
             with_vector=False,
             params=_SEARCH_PARAMS,
         )
-        points = await asyncio.to_thread(self._shard.query, request)
+        points = await self._queries.query(request)
         if checked:
             points = [
                 p
