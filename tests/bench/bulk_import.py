@@ -625,12 +625,10 @@ def cpu_table(result: dict[str, Any], before: dict[str, Any] | None) -> list[str
         if old:
             row += f" {sum(old[label].values()):.1f} |" if label in old else " |"
         lines.append(row)
-    lines += [
-        "",
-        "The phase *catch-up* includes the enrichment that drains after its import. "
-        "*total before*: the same phase at the starting commit.",
-    ]
-    return lines
+    note = "The phase *catch-up* includes the enrichment that drains after its import."
+    if old:
+        note += " *total before*: the same phase in the run given with --before."
+    return [*lines, "", note]
 
 
 def catchup_lines(result: dict[str, Any], before: dict[str, Any] | None) -> list[str]:
