@@ -41,7 +41,7 @@ class QueryBatcher(Generic[Request, Result]):
         self._waiting: list[tuple[Request, asyncio.Future[Result]]] = []
         self._running = False
         self._drainer: asyncio.Task[None] | None = None  # referenced: the loop keeps weak ones
-        # How many batches ran and how many searches they held (for tests and metrics).
+        # How many batches ran and how many searches they held (what the tests check).
         self.batches = 0
         self.searches = 0
 

@@ -16,12 +16,8 @@ from exocortex.core.domain.entities import min_confidence
 from exocortex.core.domain.setting_values import clamped_float
 
 
-def _float(settings: Mapping[str, str], key: str, default: float, lo: float, hi: float) -> float:
-    return clamped_float(settings, key, default, lo, hi)
-
-
 def _int(settings: Mapping[str, str], key: str, default: int, lo: int, hi: int) -> int:
-    return int(_float(settings, key, default, lo, hi))
+    return int(clamped_float(settings, key, default, lo, hi))
 
 
 @dataclass(frozen=True)
@@ -46,15 +42,15 @@ class Thresholds:
         return cls(
             entity_confidence=min_confidence(s),
             neighbours=_int(s, "enrichment.neighbour_limit", 10, 1, 100),
-            relation=_float(s, "enrichment.relation_threshold", 0.75, -1.0, 1.0),
+            relation=clamped_float(s, "enrichment.relation_threshold", 0.75, -1.0, 1.0),
             relation_limit=_int(s, "enrichment.relation_limit", 5, 0, 100),
-            contradiction=_float(s, "enrichment.contradiction_threshold", 0.7, -1.0, 1.0),
-            negation_overlap=_float(
+            contradiction=clamped_float(s, "enrichment.contradiction_threshold", 0.7, -1.0, 1.0),
+            negation_overlap=clamped_float(
                 s, "enrichment.contradiction_negation_overlap", NEGATION_OVERLAP, 0.0, 1.0
             ),
-            goal=_float(s, "enrichment.goal_threshold", 0.55, -1.0, 1.0),
+            goal=clamped_float(s, "enrichment.goal_threshold", 0.55, -1.0, 1.0),
             context_vectors=s.get("enrichment.context_vectors", "false").strip().lower() == "true",
             context_gap=timedelta(
-                minutes=_float(s, "search.neighbour_max_gap_minutes", 30.0, 0.0, 525_600.0)
+                minutes=clamped_float(s, "search.neighbour_max_gap_minutes", 30.0, 0.0, 525_600.0)
             ),
         )
