@@ -82,6 +82,30 @@ def test_json_list_import_reports_new_and_duplicate_items(
     assert found["source_uri"] == str(source.resolve())
 
 
+def test_batches_in_flight_together_keep_every_item_and_its_place(
+    exo: Exo, namespace: str, tmp_path: Path
+) -> None:
+    """Several requests at once: each item is counted once, a repeat in another batch comes
+    back as a duplicate, and errors name the item's place in the file."""
+    items: list[Any] = [f"Lighthouse log {i}: the keeper lit lamp {i * 7}" for i in range(22)]
+    # Nothing but private text: refused on the server, item by item.
+    items[9] = "<private>the keeper's pin</private>"
+    items[17] = {"content": "<private>the boat's code</private>", "tags": ["x"]}
+    items.append(items[2])  # the same text as item 2, in another batch
+    source = tmp_path / "log.json"
+    source.write_text(json.dumps(items))
+    result = exo(
+        "import", str(source), "-n", namespace, "--batch-size", "4", "--in-flight", "3", "--json"
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output  # items failed: the exit code says so
+    summary = json.loads(result.stdout)
+    assert summary["memories"] == {"created": 20, "skipped": 1, "failed": 2}
+    assert [e.split(" ", 2)[1] for e in summary["errors"]] == ["9", "17"]
+    found = exo.json("search", "keeper lit lamp 14", "-n", namespace)["results"][0]["memory"]
+    assert found["content"] == items[2]
+    assert len(_ids_in(exo, namespace)) == 20
+
+
 def test_dry_run_sends_nothing(exo: Exo, namespace: str, tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps(["one thing", "another thing"]))
     plan = exo.json("import", str(tmp_path / "a.json"), "-n", namespace, "--dry-run")

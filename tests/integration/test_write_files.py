@@ -52,6 +52,47 @@ async def test_import_reports_per_item_results(api: httpx.AsyncClient, namespace
     assert search.json()["results"]
 
 
+async def test_an_import_of_several_batches_keeps_order_and_repeats_across_them(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    """Ingest embeds the next batch (128 items) while it writes one: a repeat of an item of an
+    earlier batch, or of a memory stored before, still comes back as that memory. (The texts
+    are too short for semantic dedup, which would fold such alike ones.)"""
+    stored = await api.post(
+        "/api/memories",
+        json={
+            "content": "Stored before: the otter holt sits under the willow.",
+            "namespace": namespace,
+        },
+    )
+    assert stored.status_code in (200, 201), stored.text
+    items: list[dict[str, Any]] = [
+        {
+            "content": f"Weir gauge {i}: {i * 17} mm.",
+            "namespace": namespace,
+        }
+        for i in range(300)
+    ]
+    items[150]["content"] = "Stored before: the otter holt sits under the willow."
+    items[290]["content"] = items[5]["content"]  # a repeat, two batches later
+    reply = await api.post("/api/memories/import", json={"memories": items})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    results = body["results"]
+    assert [r["index"] for r in results] == list(range(300))
+    assert (body["imported"], body["failed"]) == (300, 0)
+    assert (results[150]["dedup_action"], results[150]["id"]) == ("skipped", stored.json()["id"])
+    assert results[290]["dedup_action"] == "skipped"
+    assert results[290]["id"] == results[5]["id"]
+    created = [r for r in results if r["dedup_action"] == "created"]
+    assert len({r["id"] for r in created}) == len(created) == 298
+    found = await api.post(
+        "/api/memories/search",
+        json={"query": "Weir gauge 289: 4913 mm", "namespace": namespace, "limit": 3},
+    )
+    assert found.json()["results"][0]["memory"]["id"] == results[289]["id"]
+
+
 async def test_import_validation(api: httpx.AsyncClient) -> None:
     empty = await api.post("/api/memories/import", json={"memories": []})
     assert empty.status_code == 400

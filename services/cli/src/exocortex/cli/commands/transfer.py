@@ -9,6 +9,8 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,8 +34,8 @@ RETRIES = 4
 RETRY_PAUSE_SECONDS = 2.0
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 MAX_DOCUMENTS = 200
-# Requests in flight at once for the reference product's files: the server embeds one while it
-# receives the next.
+# Requests in flight at once: the server embeds one batch while it writes another and receives
+# the next.
 DEFAULT_IN_FLIGHT = 3
 MAX_IN_FLIGHT = 16
 
@@ -155,7 +157,7 @@ def import_(
     started = time.monotonic()
     with client(ctx) as api:
         restored = _send_restores(api, plan.restores)
-        counts, errors = _send_memories(api, plan.memories, batch_size)
+        counts, errors = _send_memories(api, plan.memories, batch_size, in_flight)
         documents = _send_documents(api, plan.documents, namespace, csv(tags))
     summary = {
         "memories": dict(counts),
@@ -275,25 +277,63 @@ def _show_plan(plan: importers.Plan, as_json: bool) -> None:
 
 
 def _send_memories(
-    api: Client, memories: list[dict[str, Any]], batch_size: int
+    api: Client, memories: list[dict[str, Any]], batch_size: int, in_flight: int
 ) -> tuple[Counter[str], list[str]]:
+    """The memories in batches, up to ``in_flight`` requests at once: the server embeds one
+    batch while it writes another and receives the next. A repeat of a text in a batch in
+    flight at the same time comes back as a duplicate, as in one batch."""
     counts: Counter[str] = Counter()
-    errors: list[str] = []
+    errors: list[tuple[int, str]] = []  # by item, in the order of the file once sorted
     if not memories:
-        return counts, errors
-    offset = 0
+        return counts, []
     with output.progress("memories") as bar:
         task = bar.add_task("importing", total=len(memories))
-        for batch in importers.batches(memories, batch_size, MAX_REQUEST_BYTES):
-            reply = _post_batch(api, "/api/memories/import", {"memories": batch})
+
+        def tally(offset: int, batch: list[dict[str, Any]], reply: dict[str, Any]) -> None:
             for result in reply["results"]:
                 counts[result["dedup_action"]] += 1
                 if result.get("error"):
                     source = batch[result["index"]].get("source_uri", "")
-                    errors.append(f"item {offset + result['index']} ({source}): {result['error']}")
-            offset += len(batch)
+                    item = offset + result["index"]
+                    errors.append((item, f"item {item} ({source}): {result['error']}"))
             bar.advance(task, len(batch))
-    return counts, errors
+
+        def post(batch: list[dict[str, Any]]) -> dict[str, Any]:
+            reply: dict[str, Any] = _post_batch(api, "/api/memories/import", {"memories": batch})
+            return reply
+
+        pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="exo-import")
+        sent: dict[Future[dict[str, Any]], tuple[int, list[dict[str, Any]]]] = {}
+        try:
+            offset = 0
+            for batch in importers.batches(memories, batch_size, MAX_REQUEST_BYTES):
+                if len(sent) >= in_flight:
+                    _collect(sent, tally, FIRST_COMPLETED)
+                sent[pool.submit(post, batch)] = (offset, batch)
+                offset += len(batch)
+            _collect(sent, tally, ALL_COMPLETED)
+        except BaseException as exc:
+            # A failure or Ctrl-C: no further batch is sent (those in flight finish on the
+            # server; running the import again skips what is stored). After a failure the
+            # batches in flight are waited for, so their connections are not closed under
+            # them; Ctrl-C does not wait.
+            pool.shutdown(wait=not isinstance(exc, KeyboardInterrupt), cancel_futures=True)
+            raise
+        pool.shutdown()
+    return counts, [message for _, message in sorted(errors)]
+
+
+def _collect(
+    sent: dict[Future[dict[str, Any]], tuple[int, list[dict[str, Any]]]],
+    tally: Callable[[int, list[dict[str, Any]], dict[str, Any]], None],
+    until: str,
+) -> None:
+    """Wait for ``until`` (one or all of ``sent``), count what came back and forget it; the
+    first failure is raised."""
+    done, _ = wait(sent, return_when=until)
+    for future in done:
+        offset, batch = sent.pop(future)
+        tally(offset, batch, future.result())
 
 
 def _send_restores(

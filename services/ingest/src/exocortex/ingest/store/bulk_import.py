@@ -1,9 +1,11 @@
 """Bulk import: many memories per call, with one embedding call, one nearest-neighbour call and
-one transaction per batch (executemany inserts, one outbox event per memory)."""
+one transaction per batch (executemany inserts, one outbox event per memory); the next batch is
+embedded while one is written."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 from typing import Any
 
 from exocortex.core.domain.vectors import Vector
@@ -36,7 +38,23 @@ class ItemResult:
     field: str = ""
 
 
+@dataclass
+class _Embedded:
+    """A batch after its first stage: what is left to write, and with what."""
+
+    todo: dict[int, Prepared]  # by index in the request
+    existing: dict[int, Row] = field(default_factory=dict)  # exact duplicates of stored ones
+    vectors: dict[int, list[Any]] = field(default_factory=dict)
+    tokens: dict[int, bytes] = field(default_factory=dict)
+
+
 class BulkImporter:
+    """Imports a request's memories batch by batch, in two stages: first (prepare, the look-up
+    of exact duplicates, one embedding call) and then the writes (semantic dedup, one
+    transaction). The first stage of the next batch runs while this one writes, so the model is
+    not left idle while Postgres and the index are busy; the writes stay in the request's
+    order, one batch after another."""
+
     def __init__(self, ingest: StoreService, batch_size: int = BATCH_SIZE) -> None:
         self._ingest = ingest
         self._batch = batch_size
@@ -47,42 +65,70 @@ class BulkImporter:
         if len(items) > MAX_ITEMS:
             raise InvalidArgument(f"at most {MAX_ITEMS} memories per call", field="memories")
         config = await self._ingest.config()
-        results: list[ItemResult] = []
-        for start in range(0, len(items), self._batch):
-            results.extend(await self._batch_run(items[start : start + self._batch], start, config))
+        results = [ItemResult(i) for i in range(len(items))]
+        # The first of each text in the whole request, and the later ones that point at it:
+        # a repeat is never embedded, even when the batch its first is in is still writing.
+        first_of: dict[tuple[str, str, str], int] = {}
+        dup_of: dict[int, int] = {}
+
+        def first_stage(start: int) -> asyncio.Task[_Embedded]:
+            batch = items[start : start + self._batch]
+            return asyncio.create_task(
+                self._embed_stage(batch, start, config, results, first_of, dup_of)
+            )
+
+        starts = list(range(0, len(items), self._batch))
+        ahead = first_stage(starts[0])
+        try:
+            for k in range(len(starts)):
+                embedded = await ahead
+                if k + 1 < len(starts):
+                    ahead = first_stage(starts[k + 1])
+                await self._write_stage(embedded, config, results)
+        finally:
+            if not ahead.done():
+                # This batch failed to write: the next is not written either.
+                ahead.cancel()
+                await asyncio.gather(ahead, return_exceptions=True)
+        for i, first in dup_of.items():
+            results[i].dedup_action = "skipped" if results[first].id else "failed"
+            results[i].id = results[first].id
+            results[i].error = results[first].error
         for r in results:
             metrics.IMPORT_ITEMS.labels(r.dedup_action).inc()
         return results
 
-    async def _batch_run(
-        self, items: list[MemoryInput], offset: int, config: WriteConfig
-    ) -> list[ItemResult]:
-        results = [ItemResult(offset + i) for i in range(len(items))]
+    async def _embed_stage(
+        self,
+        items: list[MemoryInput],
+        offset: int,
+        config: WriteConfig,
+        results: list[ItemResult],
+        first_of: dict[tuple[str, str, str], int],
+        dup_of: dict[int, int],
+    ) -> _Embedded:
+        """Prepare the batch, find its exact duplicates (within the request and stored) and
+        embed the rest. Reads only: nothing is written before the write stage."""
         todo: dict[int, Prepared] = {}
-        for i, item in enumerate(items):
+        for n, item in enumerate(items):
+            i = offset + n
             try:
-                todo[i] = prepare(
+                p = prepare(
                     item,
                     config,
                     max_chars=self._ingest.max_content_chars,
                     default_attribution=self._ingest.default_attribution,
                 )
             except ExoError as exc:
-                results[i].error, results[i].field = (
-                    exc.message,
-                    f"memories.{offset + i}.{exc.field}",
-                )
-
-        # Exact duplicates inside the batch: the first one is stored, the rest point at it.
-        first_of: dict[tuple[str, str, str], int] = {}
-        dup_of: dict[int, int] = {}
-        for i, p in list(todo.items()):
+                results[i].error, results[i].field = exc.message, f"memories.{i}.{exc.field}"
+                continue
             key = (p.namespace, p.content_type, p.digest)
             if key in first_of:
                 dup_of[i] = first_of[key]
-                del todo[i]
             else:
                 first_of[key] = i
+                todo[i] = p
+        embedded = _Embedded(todo)
 
         # Exact duplicates of stored memories, in one query.
         if config.hash_dedup and todo:
@@ -90,14 +136,13 @@ class BulkImporter:
             for i, p in list(todo.items()):
                 row = existing.get((p.namespace, p.content_type, p.digest))
                 if row is not None:
-                    await self._single(i, p, config, results, row)
-                    del todo[i]
+                    embedded.existing[i] = row
 
-        if todo:
-            ordered = list(todo.items())
+        ordered = [(i, p) for i, p in todo.items() if i not in embedded.existing]
+        if ordered:
             texts = [t for _, p in ordered for t in p.embed_texts()]
-            # One embedding call for the batch; if the model is away the batch fails as a
-            # whole (nothing of it was written).
+            # One embedding call for the batch; if the model is away the import fails here
+            # (this batch was not written; those before it were).
             # The token vectors come from the same run (see store/tokens.py).
             vectors, token_vectors = await tokens.embed_many(
                 self._ingest.embedder,
@@ -105,25 +150,26 @@ class BulkImporter:
                 keep=config.keep_tokens,
                 deadline_seconds=EMBED_TIMEOUT_SECONDS,
             )
-            by_item: dict[int, list[Any]] = {}
-            tokens_by_item: dict[int, bytes] = {}
             cursor = 0
             for i, p in ordered:
                 n = len(p.embed_texts())
-                by_item[i] = vectors[cursor : cursor + n]
+                embedded.vectors[i] = vectors[cursor : cursor + n]
                 if token_vectors is not None and n == 1 and not p.chunks:
-                    tokens_by_item[i] = token_vectors[cursor]
+                    embedded.tokens[i] = token_vectors[cursor]
                 cursor += n
-            await self._semantic(todo, by_item, config, results)
-            if todo:
-                await self._insert(todo, by_item, config, results)
-                await self._keep_tokens(todo, tokens_by_item, results)
+        return embedded
 
-        for i, first in dup_of.items():
-            results[i].dedup_action = "skipped" if results[first].id else "failed"
-            results[i].id = results[first].id
-            results[i].error = results[first].error
-        return results
+    async def _write_stage(
+        self, embedded: _Embedded, config: WriteConfig, results: list[ItemResult]
+    ) -> None:
+        todo = embedded.todo
+        for i, row in embedded.existing.items():
+            await self._single(i, todo.pop(i), config, results, row)
+        if todo:
+            await self._semantic(todo, embedded.vectors, config, results)
+        if todo:
+            await self._insert(todo, embedded.vectors, config, results)
+            await self._keep_tokens(todo, embedded.tokens, results)
 
     async def _keep_tokens(
         self, created: dict[int, Prepared], kept: dict[int, bytes], results: list[ItemResult]
