@@ -49,6 +49,20 @@ async def put(
     return cur.rowcount == 1
 
 
+async def insert_many(
+    conn: Conn, items: list[tuple[str, bytes]], *, model: str, dimensions: int
+) -> None:
+    """The token vectors of new memories (memory id, tokens), in the transaction that inserts
+    them, in one round trip."""
+    if not items:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            INSERT_SQL,
+            [{"id": i, "model": model, "dimensions": dimensions, "tokens": t} for i, t in items],
+        )
+
+
 async def put_many(
     conn: Conn, items: list[tuple[str, str, bytes]], *, model: str, dimensions: int
 ) -> None:

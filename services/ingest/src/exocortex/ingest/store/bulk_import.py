@@ -13,6 +13,7 @@ from exocortex.core.errors import ExoError, InvalidArgument
 from exocortex.core.ids import new_ids
 from exocortex.core.logging import get_logger
 from exocortex.core.repositories import bulk, memories
+from exocortex.core.repositories import tokens as token_repository
 from exocortex.ingest import events, metrics
 from exocortex.ingest.store import folds, repository, tokens
 from exocortex.ingest.store.config import WriteConfig
@@ -168,21 +169,7 @@ class BulkImporter:
         if todo:
             await self._semantic(todo, embedded.vectors, config, results)
         if todo:
-            await self._insert(todo, embedded.vectors, config, results)
-            await self._keep_tokens(todo, embedded.tokens, results)
-
-    async def _keep_tokens(
-        self, created: dict[int, Prepared], kept: dict[int, bytes], results: list[ItemResult]
-    ) -> None:
-        """Keep the token vectors of the memories the batch created, in one statement. Best
-        effort, as for a single store: the memories are stored, and a memory left without
-        them is encoded at search time or given them by the repair job."""
-        items = [
-            (str(results[i].id), p.content, kept[i])
-            for i, p in created.items()
-            if i in kept and results[i].dedup_action == "created" and results[i].id
-        ]
-        await tokens.keep_many(self._ingest.pool, self._ingest.embedder, items)
+            await self._insert(todo, embedded.vectors, embedded.tokens, config, results)
 
     async def _existing_by_hash(self, items: list[Prepared]) -> dict[tuple[str, str, str], Row]:
         async with self._ingest.pool.connection() as conn:
@@ -333,6 +320,7 @@ class BulkImporter:
         self,
         todo: dict[int, Prepared],
         by_item: dict[int, list[Any]],
+        kept: dict[int, bytes],
         config: WriteConfig,
         results: list[ItemResult],
     ) -> None:
@@ -354,10 +342,15 @@ class BulkImporter:
             )
             for rows in rows_by_item.values()
         ]
+        # The token vectors go in with their memories (see store/tokens.py).
+        token_rows = [(rows_by_item[i][0].id, kept[i]) for i in rows_by_item if i in kept]
         try:
             async with repository.transaction(self._ingest.pool) as conn:
                 await bulk.insert_memories(conn, all_rows)
                 await bulk.enqueue_events(conn, evts)
+                await token_repository.insert_many(
+                    conn, token_rows, model=fingerprint, dimensions=dim
+                )
         except UniqueClash as exc:
             if not exc.same_content:
                 # Not a duplicate text (an id clash would be a bug): fail the batch, whose

@@ -1,12 +1,13 @@
 """Token vectors kept with a memory (late-interaction re-scoring, see retrieval's
 ``search/rerank.py``): the embedding service gives them with the memory's vector from the same
 run of the model, and they are written next to the memory in the transaction that inserts it
-(the group commit, see group.py; right after it for a store that supersedes another), so search
-reads them instead of running the model on its results.
+(the group commit, see group.py, or an import's batch, see bulk_import.py), so search reads
+them instead of running the model on its results.
 
 Kept for a memory embedded as one text (not for one split into chunks, whose root vector is not
-its text's); a memory without them is encoded at search time as before. Writing them is best
-effort: the memory is already stored, and a failure only costs that later encoding.
+its text's); a memory without them is encoded at search time as before. Written after the
+memory (a store that supersedes another), they are best effort: the memory is already stored,
+and a failure only costs that later encoding.
 """
 
 from __future__ import annotations
