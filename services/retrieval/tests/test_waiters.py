@@ -7,7 +7,11 @@ import time
 import pytest
 
 from exocortex.retrieval.projection.events import decode, encode, sent_by
-from exocortex.retrieval.projection.waiters import IndexedVersions, wait_until_indexed
+from exocortex.retrieval.projection.waiters import (
+    IndexedVersions,
+    wait_until_all_indexed,
+    wait_until_indexed,
+)
 from exocortex.testing.wait import until_async
 
 
@@ -46,6 +50,10 @@ class Index:
     async def stored(self, memory_id: str) -> int:
         self.asked += 1
         return self.held.get(memory_id, 0)
+
+    async def stored_many(self, memory_ids: list[str]) -> dict[str, int]:
+        self.asked += 1
+        return {i: self.held[i] for i in memory_ids if i in self.held}
 
 
 async def test_a_version_applied_here_answers_without_asking_the_index() -> None:
@@ -126,3 +134,39 @@ def test_a_replica_knows_its_own_announcements_by_their_first_bytes() -> None:
     assert encode("replica-a", {}).startswith(mine)
     assert not encode("replica-ab", {"m1": 2}).startswith(mine)
     assert not encode("replica-b", {"m1": 2}).startswith(mine)
+
+
+async def test_many_memories_wait_once_each_released_by_its_own_version() -> None:
+    versions, index = IndexedVersions(), Index()
+    index.held["a"] = 1  # applied before this process listened
+    versions.mark("b", 1)
+    waiter = asyncio.create_task(
+        wait_until_all_indexed(versions, index.stored_many, ["a", "b", "c", "d", "c"], 1, 5.0)
+    )
+    async def waited_on() -> set[str]:
+        return set(versions._waiters)
+
+    await until_async(waited_on, what="c and d waited on", accept=lambda k: k == {"c", "d"})
+    assert index.asked == 1  # one look-up for all the unknown ones, not one each
+    versions.mark("c", 1)
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    versions.mark("d", 2)
+    assert await waiter is True
+    assert not versions._waiters  # nothing left behind
+
+
+async def test_many_memories_time_out_together_and_a_poll_finds_what_the_index_holds() -> None:
+    versions, index = IndexedVersions(), Index()
+    started = time.monotonic()
+    assert await wait_until_all_indexed(versions, index.stored_many, ["a", "b"], 1, 0.05) is False
+    assert time.monotonic() - started < 1.0  # one deadline for the lot
+    assert not versions._waiters
+    # Announced nowhere, found in the index at the next poll.
+    waiter = asyncio.create_task(
+        wait_until_all_indexed(versions, index.stored_many, ["a", "b"], 1, 5.0, poll_seconds=0.02)
+    )
+    await asyncio.sleep(0.01)
+    index.held.update(a=1, b=1)
+    assert await waiter is True
+    assert versions.get("a") == versions.get("b") == 1

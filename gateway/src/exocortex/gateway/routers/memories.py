@@ -3,7 +3,6 @@ ingest and session digests. Every route maps to one ingest RPC; reads live in ``
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import UTC
 from pathlib import PurePath
@@ -93,30 +92,34 @@ async def _await_indexed(backends: BackendsDep, memory: common_pb2.Memory) -> bo
 async def _await_version(
     backends: BackendsDep, memory_id: str, version: int, *, by_event: bool = False
 ) -> bool:
-    wait_ms = backends.settings.store_wait_ms
-    if wait_ms <= 0:
-        return False
-    try:
-        reply = await backends.retrieval.AwaitIndexed(
-            retrieval_pb2.AwaitIndexedRequest(
-                memory_id=memory_id, version=version, timeout_ms=wait_ms, by_event=by_event
-            ),
-            timeout=wait_ms / 1000 + 5,
-        )
-    except grpc.aio.AioRpcError as exc:
-        log.warning("could not confirm indexing", code=exc.code().name)
-        return False
-    return bool(reply.indexed)
+    return await _await(
+        backends,
+        retrieval_pb2.AwaitIndexedRequest(memory_id=memory_id, version=version, by_event=by_event),
+    )
 
 
 async def _await_new(backends: BackendsDep, memory_ids: list[str]) -> bool:
     """Read-your-writes for a bulk write: wait (bounded) until every new memory is searchable.
-    By their events: they reach the projector in batches far larger than the waits would make
-    projecting them ahead (see retrieval's projection.ahead)."""
-    waits = await asyncio.gather(
-        *(_await_version(backends, i, 1, by_event=True) for i in memory_ids)
+    One call for them all, released by their events: they reach the projector in batches far
+    larger than the waits would make projecting them ahead (see retrieval's projection.ahead)."""
+    if not memory_ids:
+        return True
+    return await _await(
+        backends, retrieval_pb2.AwaitIndexedRequest(memory_ids=memory_ids, version=1, by_event=True)
     )
-    return all(waits)
+
+
+async def _await(backends: BackendsDep, request: retrieval_pb2.AwaitIndexedRequest) -> bool:
+    wait_ms = backends.settings.store_wait_ms
+    if wait_ms <= 0:
+        return False
+    request.timeout_ms = wait_ms
+    try:
+        reply = await backends.retrieval.AwaitIndexed(request, timeout=wait_ms / 1000 + 5)
+    except grpc.aio.AioRpcError as exc:
+        log.warning("could not confirm indexing", code=exc.code().name)
+        return False
+    return bool(reply.indexed)
 
 
 def _stored(stored: ingest_pb2.StoreMemoryResponse, indexed: bool) -> dict[str, Any]:

@@ -1184,6 +1184,7 @@ class AwaitIndexedRequest(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     BY_EVENT_FIELD_NUMBER: _builtins.int
+    MEMORY_IDS_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
     version: _builtins.int
     timeout_ms: _builtins.int
@@ -1191,6 +1192,12 @@ class AwaitIndexedRequest(_message.Message):
     """Wait for the memory's event only, never project it ahead of it: a bulk write's memories
     reach the projector together, in batches far larger than the waits would make.
     """
+    @_builtins.property
+    def memory_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Instead of memory_id: several memories at this version (a bulk write's new ones, by their
+        events), one answer for all (whether every one is searchable), the index asked once a poll.
+        """
+
     def __init__(
         self,
         *,
@@ -1198,10 +1205,11 @@ class AwaitIndexedRequest(_message.Message):
         version: _builtins.int = ...,
         timeout_ms: _builtins.int = ...,
         by_event: _builtins.bool = ...,
+        memory_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_event", b"by_event", "memory_id", b"memory_id", "timeout_ms", b"timeout_ms", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_event", b"by_event", "memory_id", b"memory_id", "memory_ids", b"memory_ids", "timeout_ms", b"timeout_ms", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

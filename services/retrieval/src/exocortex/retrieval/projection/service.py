@@ -11,10 +11,13 @@ from exocortex.retrieval.projection.reconciler import Reconciler, ReconcileRepor
 from exocortex.retrieval.projection.waiters import (
     POLL_SECONDS,
     IndexedVersions,
+    wait_until_all_indexed,
     wait_until_indexed,
 )
 
 MAX_AWAIT_MS = 30_000
+# A bulk write's new memories in one wait (an import request holds at most 10,000).
+MAX_AWAIT_IDS = 10_000
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,30 @@ class IndexService:
             poll_seconds=self._poll_seconds,
             ask_first=not ahead,
         )
+
+    async def await_all_indexed(self, memory_ids: list[str], version: int, timeout_ms: int) -> bool:
+        """Whether ``version`` of every one of ``memory_ids`` is searchable, waiting up to
+        ``timeout_ms`` in all (a bulk write's new memories: released by their events, never
+        projected ahead of them)."""
+        if not 0 <= timeout_ms <= MAX_AWAIT_MS:
+            raise InvalidArgument(f"timeout_ms must be 0..{MAX_AWAIT_MS}", field="timeout_ms")
+        if len(memory_ids) > MAX_AWAIT_IDS:
+            raise InvalidArgument(f"at most {MAX_AWAIT_IDS} memory_ids", field="memory_ids")
+        return await wait_until_all_indexed(
+            self._versions,
+            self._stored_versions,
+            memory_ids,
+            version,
+            timeout_ms / 1000.0,
+            poll_seconds=self._poll_seconds,
+        )
+
+    async def _stored_versions(self, memory_ids: list[str]) -> dict[str, int]:
+        """``_stored_version`` for many memories in one look-up."""
+        try:
+            return await self._keyword.versions(memory_ids)
+        except Exception:
+            return {}
 
     async def _stored_version(self, memory_id: str) -> int:
         """The version search sees now. The keyword index holds every searchable memory (a

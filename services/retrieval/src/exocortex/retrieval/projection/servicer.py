@@ -15,9 +15,14 @@ class ProjectionServicer(retrieval_pb2_grpc.RetrievalServicer):
     async def AwaitIndexed(
         self, request: retrieval_pb2.AwaitIndexedRequest, context: grpc.aio.ServicerContext
     ) -> retrieval_pb2.AwaitIndexedResponse:
-        indexed = await self._indexes.await_indexed(
-            request.memory_id, request.version, request.timeout_ms, by_event=request.by_event
-        )
+        if request.memory_ids:
+            indexed = await self._indexes.await_all_indexed(
+                list(request.memory_ids), request.version, request.timeout_ms
+            )
+        else:
+            indexed = await self._indexes.await_indexed(
+                request.memory_id, request.version, request.timeout_ms, by_event=request.by_event
+            )
         return retrieval_pb2.AwaitIndexedResponse(indexed=indexed)
 
     async def GetIndexStatus(

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 
 # Projected version of one memory as an index holds it now (0 when it holds none).
 StoredVersion = Callable[[str], Awaitable[int]]
+# The same for many memories at once (those it holds none of may be left out).
+StoredVersions = Callable[[list[str]], Awaitable[dict[str, int]]]
 
 # How often a wait asks the index while no announcement came: bounds what a lost announcement
 # costs; a version applied here or announced releases the wait at once.
@@ -59,6 +61,31 @@ class IndexedVersions:
             self._waiters[memory_id] = remaining
         else:
             del self._waiters[memory_id]
+
+    async def wait_all(
+        self, memory_ids: list[str], version: int, within_seconds: float
+    ) -> list[str]:
+        """Wait until each of ``memory_ids`` reached ``version``, up to ``within_seconds`` in
+        all: one timer for the lot. The ids still short of it."""
+        left = [i for i in memory_ids if self._versions.get(i, 0) < version]
+        if not left:
+            return []
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[None]] = {}
+        for memory_id in left:
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiters[memory_id].append((version, future))
+            futures[memory_id] = future
+        try:
+            await asyncio.wait(futures.values(), timeout=within_seconds)
+        finally:
+            for memory_id, future in futures.items():
+                entries = self._waiters.get(memory_id)
+                if entries is not None:
+                    entries[:] = [(v, f) for v, f in entries if f is not future]
+                    if not entries:
+                        del self._waiters[memory_id]
+        return [i for i, future in futures.items() if not future.done()]
 
     async def wait(self, memory_id: str, version: int, within_seconds: float) -> bool:
         if self._versions.get(memory_id, 0) >= version:
@@ -112,3 +139,34 @@ async def wait_until_indexed(
         if await versions.wait(memory_id, version, slice_seconds):
             return True
         ask = True
+
+
+async def wait_until_all_indexed(
+    versions: IndexedVersions,
+    stored: StoredVersions,
+    memory_ids: list[str],
+    version: int,
+    within_seconds: float,
+    *,
+    poll_seconds: float = POLL_SECONDS,
+) -> bool:
+    """``wait_until_indexed`` for many memories at one version (a bulk write's new ones):
+    whether every one is searchable within ``within_seconds``. The index is asked once for all
+    of them (at the start when any is unknown here, then once a poll), not once a memory."""
+    deadline = time.monotonic() + within_seconds
+    left = [i for i in dict.fromkeys(memory_ids) if (versions.get(i) or 0) < version]
+    ask = any(versions.get(i) is None for i in left)
+    while left:
+        if ask:
+            for memory_id, held in (await stored(left)).items():
+                if held >= version:
+                    versions.mark(memory_id, held)
+            left = [i for i in left if (versions.get(i) or 0) < version]
+            if not left:
+                return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        left = await versions.wait_all(left, version, min(poll_seconds, remaining))
+        ask = True
+    return True
