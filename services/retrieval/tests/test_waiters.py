@@ -143,6 +143,7 @@ async def test_many_memories_wait_once_each_released_by_its_own_version() -> Non
     waiter = asyncio.create_task(
         wait_until_all_indexed(versions, index.stored_many, ["a", "b", "c", "d", "c"], 1, 5.0)
     )
+
     async def waited_on() -> set[str]:
         return set(versions._waiters)
 
