@@ -75,6 +75,7 @@ async def test_an_import_of_several_batches_keeps_order_and_repeats_across_them(
     ]
     items[150]["content"] = "Stored before: the otter holt sits under the willow."
     items[290]["content"] = items[5]["content"]  # a repeat, two batches later
+    items[290]["tags"] = ["gauge-check"]  # what it brings is kept with the first one's memory
     reply = await api.post("/api/memories/import", json={"memories": items})
     assert reply.status_code == 200, reply.text
     body = reply.json()
@@ -84,6 +85,8 @@ async def test_an_import_of_several_batches_keeps_order_and_repeats_across_them(
     assert (results[150]["dedup_action"], results[150]["id"]) == ("skipped", stored.json()["id"])
     assert results[290]["dedup_action"] == "skipped"
     assert results[290]["id"] == results[5]["id"]
+    first = (await api.get(f"/api/memories/{results[5]['id']}")).json()
+    assert "gauge-check" in first["tags"]
     created = [r for r in results if r["dedup_action"] == "created"]
     assert len({r["id"] for r in created}) == len(created) == 298
     found = await api.post(

@@ -71,11 +71,12 @@ class BulkImporter:
         # a repeat is never embedded, even when the batch its first is in is still writing.
         first_of: dict[tuple[str, str, str], int] = {}
         dup_of: dict[int, int] = {}
+        repeats: dict[int, Prepared] = {}
 
         def first_stage(start: int) -> asyncio.Task[_Embedded]:
             batch = items[start : start + self._batch]
             return asyncio.create_task(
-                self._embed_stage(batch, start, config, results, first_of, dup_of)
+                self._embed_stage(batch, start, config, results, first_of, dup_of, repeats)
             )
 
         starts = list(range(0, len(items), self._batch))
@@ -95,6 +96,7 @@ class BulkImporter:
             results[i].dedup_action = "skipped" if results[first].id else "failed"
             results[i].id = results[first].id
             results[i].error = results[first].error
+        await self._fold_repeats(repeats, results)
         for r in results:
             metrics.IMPORT_ITEMS.labels(r.dedup_action).inc()
         return results
@@ -107,6 +109,7 @@ class BulkImporter:
         results: list[ItemResult],
         first_of: dict[tuple[str, str, str], int],
         dup_of: dict[int, int],
+        repeats: dict[int, Prepared],
     ) -> _Embedded:
         """Prepare the batch, find its exact duplicates (within the request and stored) and
         embed the rest. Reads only: nothing is written before the write stage."""
@@ -126,6 +129,7 @@ class BulkImporter:
             key = (p.namespace, p.content_type, p.digest)
             if key in first_of:
                 dup_of[i] = first_of[key]
+                repeats[i] = p
             else:
                 first_of[key] = i
                 todo[i] = p
@@ -170,6 +174,39 @@ class BulkImporter:
             await self._semantic(todo, embedded.vectors, config, results)
         if todo:
             await self._insert(todo, embedded.vectors, embedded.tokens, config, results)
+
+    async def _fold_repeats(self, repeats: dict[int, Prepared], results: list[ItemResult]) -> None:
+        """What a repeated text brings beyond its first occurrence (tags, metadata, a higher
+        importance) is merged into the memory that one became, as for a repeat of a stored
+        memory: one transaction a memory, none when the repeats add nothing. A merge that
+        fails leaves the repeat `skipped` (its text is stored) and is logged."""
+        groups: dict[str, list[Prepared]] = {}
+        for i, p in repeats.items():
+            if results[i].id:
+                groups.setdefault(results[i].id, []).append(p)
+        if not groups:
+            return
+        async with self._ingest.pool.connection() as conn:
+            rows = await memories.get_many(conn, list(groups))
+        for memory_id, prepared in groups.items():
+            row = rows.get(memory_id)
+            if row is None or not row["is_active"]:
+                continue
+            try:
+                await folds.fold_group(
+                    self._ingest.pool,
+                    row,
+                    [folds.Duplicate(p, None) for p in prepared],
+                    model=self._ingest.embedder.fingerprint,
+                    dim=self._ingest.embedder.dimensions,
+                    max_variants=0,
+                )
+            except ExoError as exc:
+                log.warning(
+                    "an import's repeated text could not be merged into its memory",
+                    memory_id=memory_id,
+                    error=exc.message,
+                )
 
     async def _existing_by_hash(self, items: list[Prepared]) -> dict[tuple[str, str, str], Row]:
         async with self._ingest.pool.connection() as conn:
