@@ -1,7 +1,7 @@
 """Write-path benchmark through the public REST API.
 
     .venv/bin/python tests/bench/bulk_import.py [--url http://127.0.0.1:3210]
-        [--memories 3000] [--batch 500] [--stores 600] [--catchup 10000] [--big 0]
+        [--memories 3000] [--batch 500] [--stores 600] [--catchup 10000]
 
 Measures, from one run on the embedded default (or the stack at --url):
 
@@ -13,7 +13,7 @@ Measures, from one run on the embedded default (or the stack at --url):
   keep-alive connections), with store latency p50/p95;
   each rate also as a ratio to the limit;
 * the time until enrichment has caught up after a --catchup import, and search latency while
-  it drains;
+  it drains (``--catchup 100000`` for the 100k run);
 * CPU seconds per process of the stack for each phase.
 
 For short notes (up to 160 characters) and docstring-length texts (up to 320), standard-library
