@@ -95,21 +95,17 @@ class IndexService:
         )
 
     async def _stored_versions(self, memory_ids: list[str]) -> dict[str, int]:
-        """``_stored_version`` for many memories in one look-up."""
+        """The versions search sees now. The keyword index holds every searchable memory (a
+        chunked parent has no vector) and is committed after both indexes were written, so its
+        versions are the ones both serve. An index that cannot be read holds nothing searchable
+        yet: the wait goes on and the answer at the deadline is ``False``, not an error."""
         try:
             return await self._keyword.versions(memory_ids)
         except Exception:
             return {}
 
     async def _stored_version(self, memory_id: str) -> int:
-        """The version search sees now. The keyword index holds every searchable memory (a
-        chunked parent has no vector) and is committed after both indexes were written, so its
-        version is the one both serve. An index that cannot be read holds nothing searchable
-        yet: the wait goes on and the answer at the deadline is ``False``, not an error."""
-        try:
-            return (await self._keyword.versions([memory_id])).get(memory_id, 0)
-        except Exception:
-            return 0
+        return (await self._stored_versions([memory_id])).get(memory_id, 0)
 
     async def status(self) -> IndexStatus:
         return IndexStatus(
