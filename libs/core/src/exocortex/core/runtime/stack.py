@@ -22,6 +22,7 @@ import httpx
 
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS
 from exocortex.core.db import migrate
+from exocortex.core.rpc.environment import with_grpc_environment
 from exocortex.core.runtime.nats import EmbeddedNats
 from exocortex.core.runtime.ports import free_port, port_is_open
 from exocortex.core.runtime.postgres import EmbeddedPostgres
@@ -183,7 +184,7 @@ class Stack:
 
     def env(self) -> dict[str, str]:
         cfg = self.config
-        env = dict(os.environ)
+        env = with_grpc_environment(os.environ)
         env.update(
             {
                 "EXO_DATABASE_URL": self.database_url,
