@@ -120,13 +120,16 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         stack.push_async_callback(nc.drain)
         # Replicas on the same index servers share the durable, so the one asked to await a
         # memory may not be the one that applied it: what each applies is announced to all.
-        announcements = IndexedAnnouncements(
-            nc, subjects.indexed_subject(settings.projector_durable), versions
-        )
-        await announcements.listen()
-        projector = Projector(
-            pool, vector_index, keyword_index, versions, announce=announcements.announce
-        )
+        # The embedded keyword engine opens in one process only: with it this process is the
+        # only replica, and a message a projector batch would reach nobody (docs/scaling.md).
+        announce = None
+        if keyword_index.name != TantivyKeywordIndex.name:
+            announcements = IndexedAnnouncements(
+                nc, subjects.indexed_subject(settings.projector_durable), versions
+            )
+            await announcements.listen()
+            announce = announcements.announce
+        projector = Projector(pool, vector_index, keyword_index, versions, announce=announce)
         consumer = DurableConsumer(
             nc.jetstream(),
             durable=settings.projector_durable,
