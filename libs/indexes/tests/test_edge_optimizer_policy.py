@@ -1,5 +1,6 @@
 """The Qdrant Edge optimizer runs only while searches are idle (it blocks them while it works),
-unless unindexed points pile up past the force threshold."""
+unless unindexed points pile up past the force threshold; write-side look-ups hold it off only
+while few points wait for the graph."""
 
 from __future__ import annotations
 
@@ -38,6 +39,39 @@ async def test_busy_searches_defer_the_optimizer_until_idle(tmp_path: Path) -> N
         assert await index.optimize_when_idle(threshold=1) is True
         assert index._pending() == 0
         hits = await index.search(np.ones(DIM, dtype=np.float32), 5, IndexFilter(namespace="n"))
+        assert len(hits) == 5
+    finally:
+        await index.close()
+
+
+async def test_write_side_lookups_hold_the_optimizer_off_only_while_few_points_wait(
+    tmp_path: Path,
+) -> None:
+    index = QdrantEdgeVectorIndex(
+        tmp_path,
+        DIM,
+        optimize_threshold=100,
+        idle_seconds=30.0,
+        indexing_threshold_kb=1,
+        lookup_scan_limit=250,
+    )
+    probe = np.ones(DIM, dtype=np.float32)
+    try:
+        await index.upsert(docs(200))
+        index._last_search -= 31.0  # idle so far
+        await index.search(probe, 5, IndexFilter(namespace="n"), write_side=True)
+        assert await index.optimize_when_idle() is False  # 200 waiting: the look-up counts
+        index._last_search -= 31.0
+        await index.upsert(docs(100, offset=1000))
+        # 300 waiting, past the limit: a look-up no longer keeps the graph from being built...
+        await index.search(probe, 5, IndexFilter(namespace="n"), write_side=True)
+        assert await index.optimize_when_idle() is True
+        assert index._pending() == 0
+        # ...while someone's search still does, however many wait.
+        await index.upsert(docs(300, offset=2000))
+        await index.search(probe, 5, IndexFilter(namespace="n"))
+        assert await index.optimize_when_idle() is False
+        hits = await index.search(probe, 5, IndexFilter(namespace="n"), write_side=True)
         assert len(hits) == 5
     finally:
         await index.close()

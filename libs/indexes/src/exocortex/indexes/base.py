@@ -86,8 +86,12 @@ class VectorIndex(Protocol):
 
     async def delete(self, memory_ids: Sequence[str]) -> None: ...
 
-    async def search(self, vector: Vector, limit: int, flt: IndexFilter) -> list[IndexHit]:
-        """Highest cosine similarity first; score is the cosine similarity."""
+    async def search(
+        self, vector: Vector, limit: int, flt: IndexFilter, *, write_side: bool = False
+    ) -> list[IndexHit]:
+        """Highest cosine similarity first; score is the cosine similarity. ``write_side``: a
+        look-up for the write path (dedup, relations), not someone's search: an embedded engine
+        may build its graph meanwhile rather than keep scanning what it has not indexed."""
 
     async def versions(self, memory_ids: Sequence[str]) -> dict[str, int]:
         """Projected version of each id that is present."""

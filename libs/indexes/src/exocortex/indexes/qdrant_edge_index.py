@@ -72,6 +72,12 @@ _MAX_SEGMENT_KB = 20_000
 # brute force for good: measured at 100k, 7k such points (left by re-upserted memories) doubled
 # the vector search, 4.7 -> 2.5 ms once indexed. Matches optimize_when_idle's 1,000 points.
 DEFAULT_INDEXING_THRESHOLD_KB = 1_500
+# Write-side look-ups (semantic dedup, relation discovery) keep the optimizer waiting like
+# searches only while fewer points than this wait for the graph. An import makes one a memory,
+# and each scans every unindexed point of its namespace by brute force: measured on a 100k
+# import, with the graph built only at force_threshold, the import fell to half the model's
+# speed. A build of this many points costs a few seconds; the scans it saves cost more.
+LOOKUP_SCAN_LIMIT = 10_000
 # Indexed segments also keep an 8-bit copy of their vectors in RAM (a quarter of the float32
 # size). The graph walk compares the query with those; the best candidates are then rescored
 # with the full vectors, so the order returned is exact. Measured at 100k with real questions:
@@ -118,6 +124,7 @@ class QdrantEdgeVectorIndex:
         idle_seconds: float = 3.0,
         force_threshold: int = 60_000,
         indexing_threshold_kb: int = DEFAULT_INDEXING_THRESHOLD_KB,
+        lookup_scan_limit: int = LOOKUP_SCAN_LIMIT,
     ) -> None:
         self._path = path
         self._dim = dim
@@ -125,6 +132,7 @@ class QdrantEdgeVectorIndex:
         self._idle_seconds = idle_seconds
         self._force_threshold = force_threshold
         self._last_search = 0.0
+        self._lookup_scan_limit = lookup_scan_limit
         self._indexing_threshold_kb = indexing_threshold_kb
         # Points written since the optimizer last ran. Counted here because the engine's own
         # figures cannot tell: its indexed count keeps replaced points' old versions, so after
@@ -239,10 +247,16 @@ class QdrantEdgeVectorIndex:
         if memory_ids:
             await asyncio.to_thread(self._write, [], [point_id(i) for i in memory_ids])
 
-    async def search(self, vector: Vector, limit: int, flt: IndexFilter) -> list[IndexHit]:
+    async def search(
+        self, vector: Vector, limit: int, flt: IndexFilter, *, write_side: bool = False
+    ) -> list[IndexHit]:
         if limit <= 0:
             return []
-        self._last_search = time.monotonic()
+        if not write_side or self._written < self._lookup_scan_limit:
+            # Searches defer the optimizer (it stalls them). Write-side look-ups do so only while
+            # few points wait for the graph: past that, each of them scans more than its share
+            # of a build costs, and a long import would scan ever more points (see __init__).
+            self._last_search = time.monotonic()
         # Read once: a write may change them meanwhile (hits are checked below).
         skip_namespace = flt.namespace is not None and flt.namespace == self._sole_namespace
         skip_metadata = flt.exclude_metadata and self._metadata_free

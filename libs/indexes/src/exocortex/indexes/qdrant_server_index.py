@@ -144,7 +144,9 @@ class QdrantServerVectorIndex:
         selector = qm.PointIdsList(points=[str(point_id(i)) for i in memory_ids])
         await self._client.delete(self._collection, points_selector=selector, wait=True)
 
-    async def search(self, vector: Vector, limit: int, flt: IndexFilter) -> list[IndexHit]:
+    async def search(
+        self, vector: Vector, limit: int, flt: IndexFilter, *, write_side: bool = False
+    ) -> list[IndexHit]:
         if limit <= 0:
             return []
         await self.ensure_collection()

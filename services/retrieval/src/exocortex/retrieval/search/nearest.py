@@ -68,7 +68,7 @@ async def nearest(index: VectorIndex, q: NearestQuery) -> list[list[NearestHit]]
         )
         fetch = limit * 3 if q.roots_only else limit
         while True:
-            hits = await index.search(vector, fetch, flt)
+            hits = await index.search(vector, fetch, flt, write_side=True)
             out = _hits(hits, q, limit)
             # Chunk and variant hits are dropped after the search when only roots are wanted,
             # so ask for more. A memory kept in many wordings (variants) can fill the first
