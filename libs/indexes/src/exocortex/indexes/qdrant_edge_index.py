@@ -10,7 +10,9 @@ optimizer runs only when searches are idle: `flush()` optimizes once enough unin
 piled up *and* no search came in for `idle_seconds`; `optimize_when_idle()` (called periodically
 by the owner) catches up after a bulk load that happened while searches kept coming. Only when
 unindexed points exceed `force_threshold` (where brute force itself would cost more than a short
-pause) does a flush optimize regardless. Segment size is capped so each run stays short.
+pause) does a flush optimize regardless. Segment size is capped so each run stays short. The
+write side's look-ups (``write_side``) hold the optimizer off only while fewer than
+`lookup_scan_limit` points wait for the graph.
 
 Writes are safe from a crash of the process as soon as they are applied: the engine appends each
 to its write-ahead log first and replays the log when the shard is opened again. A flush writes
