@@ -7,9 +7,8 @@ image (``deploy/docker/Dockerfile``). A value already in the environment wins.
 ``GRPC_EXPERIMENTS``: recent gRPC releases carry calls over their newer "event engine". For
 the stack's traffic, many small calls over loopback, the library's established I/O manager
 costs about a third less CPU a call: 650 → 450 µs for a unary call and its answer (client and
-server in one process, medians of repeats). That is about 1.5–2 ms of CPU off each single store
-through REST, which makes four calls (docs/benchmarks/bulk-import.md), and a call off each
-search.
+server in one process; docs/benchmarks/bulk-import.md). A single store through REST makes four
+such calls, a search one.
 """
 
 from __future__ import annotations
