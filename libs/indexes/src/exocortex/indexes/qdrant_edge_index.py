@@ -75,10 +75,11 @@ _MAX_SEGMENT_KB = 20_000
 # the vector search, 4.7 -> 2.5 ms once indexed. Matches optimize_when_idle's 1,000 points.
 DEFAULT_INDEXING_THRESHOLD_KB = 1_500
 # Write-side look-ups (semantic dedup, relation discovery) keep the optimizer waiting like
-# searches only while fewer points than this wait for the graph. An import makes one a memory,
-# and each scans every unindexed point of its namespace by brute force: measured on a 100k
-# import, with the graph built only at force_threshold, the import fell to half the model's
-# speed. A build of this many points costs a few seconds; the scans it saves cost more.
+# searches only while fewer points than this wait for the graph. An import makes one look-up a
+# memory, and each scans every unindexed point of its namespace by brute force: with the graph
+# built only at force_threshold, a 100k import fell to half the model's speed. A build of this
+# many points costs a few seconds, the scans it saves cost more: a 30k import went from 0.56 to
+# 0.65 of the model (docs/benchmarks/bulk-import.md).
 LOOKUP_SCAN_LIMIT = 10_000
 # Indexed segments also keep an 8-bit copy of their vectors in RAM (a quarter of the float32
 # size). The graph walk compares the query with those; the best candidates are then rescored
@@ -257,7 +258,7 @@ class QdrantEdgeVectorIndex:
         if not write_side or self._written < self._lookup_scan_limit:
             # Searches defer the optimizer (it stalls them). Write-side look-ups do so only while
             # few points wait for the graph: past that, each of them scans more than its share
-            # of a build costs, and a long import would scan ever more points (see __init__).
+            # of a build costs, and a long import would scan ever more points (LOOKUP_SCAN_LIMIT).
             self._last_search = time.monotonic()
         # Read once: a write may change them meanwhile (hits are checked below).
         skip_namespace = flt.namespace is not None and flt.namespace == self._sole_namespace
