@@ -109,7 +109,9 @@ async def test_an_event_outlives_an_outage_longer_than_its_deliveries(nats_url: 
         await until_async(
             lambda: _is_set(handled), what="the event handled after the outage", seconds=60
         )
-        assert attempts == 7
+        # Six refusals, then handled: never parked after its 3 deliveries. Delivery is at least
+        # once, so a redelivery racing the ack on a loaded machine may hand it over once more.
+        assert attempts >= 7
         with pytest.raises(NotFoundError):
             await js.get_last_msg(subjects.DLQ_STREAM, f"dlq.{durable}")
     finally:
