@@ -4,12 +4,14 @@ their order across length-sorted slices. Real model, real runtime."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from exocortex.encoders import OnnxEncoder, Pipeline, bundled_model_path, read_pipeline
+from exocortex.encoders.onnx_encoder import RUN_POSITIONS, RUN_ROWS, plan_runs
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +91,32 @@ def test_token_vectors_leave_the_special_tokens_out_and_are_unit_length(
     # A text's tokens are the same alone as in a padded batch.
     alone = encoder.encode_tokens(texts[:1])[0]
     assert np.allclose(alone, tokens[0], atol=1e-4)
+
+
+def test_runs_pad_to_a_bounded_width_and_keep_every_text_once() -> None:
+    lengths = [5, 300, 12, 12, 40, 7, 100, 3] + [9] * 40
+    runs = plan_runs(lengths)
+    assert sorted(i for run in runs for i in run) == list(range(len(lengths)))
+    for run in runs:
+        widest = max(lengths[i] for i in run)
+        # A run pads to its longest text; only a text longer than the bound runs alone.
+        assert len(run) * widest <= RUN_POSITIONS or len(run) == 1
+        assert len(run) <= RUN_ROWS
+    assert [300] in [[lengths[i] for i in run] for run in runs]
+    # Sorted by length: a run never mixes texts around one of another run.
+    widths = [(min(lengths[i] for i in run), max(lengths[i] for i in run)) for run in runs]
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(widths))
+
+
+def test_runs_side_by_side_give_the_vectors_of_one_thread(
+    encoder: OnnxEncoder, pipeline: Pipeline, cache_dir: Path
+) -> None:
+    alone = OnnxEncoder(bundled_model_path(), pipeline, threads=1, cache_dir=cache_dir)
+    texts = [f"note {i}: " + "the deploy runs on blue-green releases " * (i % 9) for i in range(90)]
+    assert len(plan_runs([len(t.split()) for t in texts])) > 2
+    vectors, tokens = encoder.encode_with_tokens(texts)
+    one_vectors, one_tokens = alone.encode_with_tokens(texts)
+    assert np.allclose(np.stack(vectors), np.stack(one_vectors), atol=1e-5)
+    assert all(np.allclose(a, b, atol=1e-4) for a, b in zip(tokens, one_tokens, strict=True))
+    assert np.allclose(np.stack(encoder.encode(texts)), np.stack(vectors), atol=1e-6)
+    assert encoder.encode([]) == []
