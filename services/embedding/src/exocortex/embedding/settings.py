@@ -34,6 +34,8 @@ class EmbeddingSettings(GrpcServiceSettings):
     )
     # Where the ONNX export is kept (default: <EXO_DATA_DIR>/models).
     cache_dir: Path | None = Field(default=None, validation_alias=env("EXO_EMBEDDING_CACHE_DIR"))
+    # ONNX: how many runs of the model a batch keeps going side by side, each on one thread
+    # (see exocortex.encoders.onnx_encoder); torch: its threads for a large batch.
     threads: int = Field(default=2, validation_alias=AliasChoices("EXO_EMBEDDING_THREADS"))
     max_texts_per_request: int = 2048
     max_chars_per_text: int = 100_000
