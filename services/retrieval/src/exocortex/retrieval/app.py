@@ -99,10 +99,10 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             meili_api_key=settings.meili_master_key,
             data_dir=settings.data_dir / "indexes",
         )
-        shared_commits = (
-            keyword_index.name == TantivyKeywordIndex.name
-            and settings.keyword_commit_delay_seconds > 0
-        )
+        # The embedded keyword engine opens in one process only: with it this process is the
+        # only replica, the only writer and the only searcher of the indexes.
+        sole_replica = keyword_index.name == TantivyKeywordIndex.name
+        shared_commits = sole_replica and settings.keyword_commit_delay_seconds > 0
         if shared_commits:
             # Only this process writes and searches the embedded engine, so a search can
             # commit what it must see itself (see shared_commits).
@@ -120,10 +120,9 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
         stack.push_async_callback(nc.drain)
         # Replicas on the same index servers share the durable, so the one asked to await a
         # memory may not be the one that applied it: what each applies is announced to all.
-        # The embedded keyword engine opens in one process only: with it this process is the
-        # only replica, and a message a projector batch would reach nobody (docs/scaling.md).
+        # A lone replica's announcement would reach nobody (docs/scaling.md).
         announce = None
-        if keyword_index.name != TantivyKeywordIndex.name:
+        if not sole_replica:
             announcements = IndexedAnnouncements(
                 nc, subjects.indexed_subject(settings.projector_durable), versions
             )
