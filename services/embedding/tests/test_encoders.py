@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from exocortex.embedding.encoder import load_encoder
+from exocortex.embedding.encoder import load_encoder, query_encoder_factory
+from exocortex.embedding.service import MicroBatcher
 from exocortex.embedding.torch_encoder import TorchEncoder
-from exocortex.encoders import OnnxEncoder, bundled_model_path, read_pipeline
+from exocortex.encoders import Encoder, OnnxEncoder, bundled_model_path, read_pipeline
 
 TEXTS = [
     "We chose Postgres for the memory store because it gives transactions and an outbox.",
@@ -76,3 +77,41 @@ def test_token_vectors_come_from_the_same_run_as_the_vectors(onnx_encoder: OnnxE
         assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
         assert np.abs(got - want).max() < 1e-4, text
     assert tokens[1].shape[0] == 1
+
+
+async def test_queries_get_an_encoder_of_their_own_at_the_first_query(
+    onnx_encoder: OnnxEncoder, cache_dir: Path
+) -> None:
+    made: list[Encoder] = []
+    factory = query_encoder_factory(
+        bundled_model_path(), onnx_encoder, threads=2, cache_dir=cache_dir
+    )
+    assert factory is not None
+
+    def make() -> Encoder:
+        made.append(factory())
+        return made[-1]
+
+    batcher = MicroBatcher(onnx_encoder, max_batch=64, max_wait_ms=0, query_model=make)
+    batcher.start()
+    try:
+        passages = await batcher.embed(TEXTS[:2])
+        assert made == []  # passages never load it
+        queries = await batcher.embed(TEXTS[:2], priority=0)
+        again = await batcher.embed(TEXTS[:1], priority=0)
+    finally:
+        await batcher.stop()
+    assert len(made) == 1  # made once, at the first query
+    assert made[0] is not onnx_encoder
+    # The same export, threads inside its runs: the passages' vectors, to float rounding.
+    assert np.allclose(np.stack(queries), np.stack(passages), atol=1e-5)
+    assert np.allclose(again[0], passages[0], atol=1e-5)
+
+
+def test_one_thread_or_torch_needs_no_query_encoder(
+    onnx_encoder: OnnxEncoder, cache_dir: Path
+) -> None:
+    path = bundled_model_path()
+    assert query_encoder_factory(path, onnx_encoder, threads=1, cache_dir=cache_dir) is None
+    torch_model = load_encoder(path, backend="torch", threads=2, cache_dir=cache_dir)
+    assert query_encoder_factory(path, torch_model, threads=2, cache_dir=cache_dir) is None

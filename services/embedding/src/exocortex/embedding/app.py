@@ -7,7 +7,7 @@ import asyncio
 from exocortex.core.logging import get_logger
 from exocortex.core.process import serve_metrics
 from exocortex.core.rpc.server import GrpcServer
-from exocortex.embedding.encoder import load_encoder
+from exocortex.embedding.encoder import load_encoder, query_encoder_factory
 from exocortex.embedding.service import MicroBatcher
 from exocortex.embedding.servicer import EmbeddingServicer
 from exocortex.embedding.settings import EmbeddingSettings
@@ -22,12 +22,9 @@ async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
     server = GrpcServer("embedding", settings.listen)
     await server.listen()
     path = settings.model_path or bundled_model_path()
+    cache_dir = settings.cache_dir or settings.data_dir / "models"
     model = await asyncio.to_thread(
-        load_encoder,
-        path,
-        backend=settings.backend,
-        threads=settings.threads,
-        cache_dir=settings.cache_dir or settings.data_dir / "models",
+        load_encoder, path, backend=settings.backend, threads=settings.threads, cache_dir=cache_dir
     )
     # Warm up once so the first real request does not pay for lazy initialisation.
     await asyncio.to_thread(model.encode, ["warm up"])
@@ -37,7 +34,14 @@ async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
         dimensions=model.info.dimensions,
         encoder=type(model).__name__,
     )
-    batcher = MicroBatcher(model, max_batch=settings.max_batch, max_wait_ms=settings.max_wait_ms)
+    batcher = MicroBatcher(
+        model,
+        max_batch=settings.max_batch,
+        max_wait_ms=settings.max_wait_ms,
+        query_model=query_encoder_factory(
+            path, model, threads=settings.threads, cache_dir=cache_dir
+        ),
+    )
     batcher.start()
     server.register(
         embedding_pb2_grpc.add_EmbeddingServicer_to_server,

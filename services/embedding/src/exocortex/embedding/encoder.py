@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -29,3 +30,33 @@ def load_encoder(path: Path, *, backend: Backend, threads: int, cache_dir: Path)
     from exocortex.embedding.torch_encoder import TorchEncoder
 
     return TorchEncoder(path, threads=threads)
+
+
+def query_encoder_factory(
+    path: Path, model: Encoder, *, threads: int, cache_dir: Path
+) -> Callable[[], Encoder] | None:
+    """How to make the encoder for search queries, or None when ``model`` serves them too.
+
+    The ONNX encoder runs each text on one thread, the cheapest for the service's CPU; a search
+    query is a lone text someone waits for, and ``threads`` threads inside its run answer it
+    1-2 ms sooner. A second session of the same export (the same vectors, to float rounding)
+    does that. Made at the first query: where retrieval embeds its queries itself (the embedded
+    default) none ever comes, and the copy of the weights is never loaded."""
+    if not isinstance(model, OnnxEncoder) or threads <= 1:
+        return None
+    pipeline = read_pipeline(path)
+    if pipeline is None:
+        return None
+
+    def make() -> Encoder:
+        return OnnxEncoder(
+            path,
+            pipeline,
+            threads=1,
+            threads_inside=threads,
+            cache_dir=cache_dir,
+            export=False,
+            fingerprint=model.info.fingerprint,
+        )
+
+    return make

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -40,10 +41,19 @@ class MicroBatcher:
     Queries (priority 0) and passages (priority 1) wait in separate lanes. When the encoder can
     run two calls at once (ONNX Runtime can), each lane has its own model thread, so a search's
     query never waits for a bulk import's batch to finish; otherwise the lanes share one thread
-    and a query only waits for the batch already running."""
+    and a query only waits for the batch already running. ``query_model`` makes the encoder
+    the query lane runs instead (at its first query; see encoder.query_encoder_factory)."""
 
-    def __init__(self, model: Encoder, *, max_batch: int, max_wait_ms: float) -> None:
+    def __init__(
+        self,
+        model: Encoder,
+        *,
+        max_batch: int,
+        max_wait_ms: float,
+        query_model: Callable[[], Encoder] | None = None,
+    ) -> None:
         self._model = model
+        self._make_query_model = query_model
         self._max_batch = max_batch
         max_wait = max_wait_ms / 1000.0
         self._arrivals = itertools.count()
@@ -53,7 +63,9 @@ class MicroBatcher:
         # Only passages wait a little for company; a query that waits is a slower search.
         self._lanes = {
             0: _Lane(shared or ThreadPoolExecutor(1, thread_name_prefix="embed-query"), 0.0),
-            1: _Lane(shared or ThreadPoolExecutor(1, thread_name_prefix="embed-passage"), max_wait),
+            1: _Lane(
+                shared or ThreadPoolExecutor(1, thread_name_prefix="embed-passage"), max_wait, model
+            ),
         }
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -100,10 +112,25 @@ class MicroBatcher:
             return vectors, None
         return vectors, [t for _, part in parts for t in part or []]
 
+    async def _lane_model(self, lane: _Lane) -> Encoder:
+        """The encoder ``lane`` runs: the query lane's own is made at its first batch, on the
+        lane's thread; should that fail, the lane runs the service's model."""
+        if lane.model is None:
+            lane.model = self._model
+            if self._make_query_model is not None:
+                loop = asyncio.get_running_loop()
+                try:
+                    lane.model = await loop.run_in_executor(lane.executor, self._make_query_model)
+                    log.info("query encoder ready", encoder=type(lane.model).__name__)
+                except Exception as exc:
+                    log.warning("no encoder of its own for queries", error=str(exc))
+        return lane.model
+
     async def _loop(self, lane: _Lane) -> None:
         loop = asyncio.get_running_loop()
         while True:
             _, first = await lane.queue.get()
+            model = await self._lane_model(lane)
             batch = [first]
             size = len(first.texts)
             # Whatever is already waiting joins at once.
@@ -125,7 +152,7 @@ class MicroBatcher:
             texts = [t for item in batch for t in item.texts]
             start = time.perf_counter()
             # One run of the model either way: the token vectors are what it pools.
-            with_tokens = getattr(self._model, "encode_with_tokens", None)
+            with_tokens = getattr(model, "encode_with_tokens", None)
             if not any(item.tokens for item in batch):
                 with_tokens = None
             tokens: list[Tokens] | None = None
@@ -133,7 +160,7 @@ class MicroBatcher:
                 if with_tokens is not None:
                     vectors, tokens = await loop.run_in_executor(lane.executor, with_tokens, texts)
                 else:
-                    vectors = await loop.run_in_executor(lane.executor, self._model.encode, texts)
+                    vectors = await loop.run_in_executor(lane.executor, model.encode, texts)
             except Exception as exc:
                 for item in batch:
                     if not item.future.done():
@@ -157,6 +184,8 @@ class MicroBatcher:
 class _Lane:
     executor: ThreadPoolExecutor
     max_wait: float
+    # The encoder it runs (None: not chosen yet, see MicroBatcher._lane_model).
+    model: Encoder | None = None
     queue: asyncio.Queue[tuple[int, _Pending]] = field(default_factory=asyncio.Queue)
 
 
