@@ -93,3 +93,41 @@ async def test_a_query_runs_beside_a_running_batch_when_the_model_allows() -> No
         assert not bulk.done()
         model.release.set()
         assert len(await asyncio.wait_for(bulk, 30)) == 8
+
+
+async def test_a_second_passage_batch_runs_beside_the_first_when_allowed() -> None:
+    model = ConcurrentModel()
+    batcher = MicroBatcher(model, max_batch=64, max_wait_ms=0, passage_calls=2)
+    batcher.start()
+    try:
+        first = asyncio.create_task(batcher.embed(["a store's text"]))
+        await _batch_running(model)
+        # The first call is held: a store arriving now runs beside it, not behind it.
+        await asyncio.wait_for(batcher.embed(["the next store's text"]), 10)
+        assert not first.done()
+        model.release.set()
+        assert len(await asyncio.wait_for(first, 30)) == 1
+    finally:
+        model.release.set()
+        await batcher.stop()
+
+
+async def test_one_passage_call_at_a_time_by_default() -> None:
+    model = ConcurrentModel()
+    async with running(model, max_batch=64) as batcher:
+        first = asyncio.create_task(batcher.embed(["a store's text"]))
+        await _batch_running(model)
+        second = asyncio.create_task(batcher.embed(["the next store's text"]))
+        third = asyncio.create_task(batcher.embed(["and another"]))
+        await until_async(
+            lambda: _async(batcher._lanes[1].queue.qsize() == 2), what="both wait in the queue"
+        )
+        assert not second.done()
+        model.release.set()
+        await asyncio.wait_for(asyncio.gather(first, second, third), 30)
+    # The two that waited were taken together, once the running call was done.
+    assert model.batches[-1] == ["the next store's text", "and another"]
+
+
+async def _async(value: bool) -> bool:
+    return value

@@ -41,6 +41,7 @@ async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
         query_model=query_encoder_factory(
             path, model, threads=settings.threads, cache_dir=cache_dir
         ),
+        passage_calls=settings.threads,
     )
     batcher.start()
     server.register(

@@ -42,7 +42,12 @@ class MicroBatcher:
     run two calls at once (ONNX Runtime can), each lane has its own model thread, so a search's
     query never waits for a bulk import's batch to finish; otherwise the lanes share one thread
     and a query only waits for the batch already running. ``query_model`` makes the encoder
-    the query lane runs instead (at its first query; see encoder.query_encoder_factory)."""
+    the query lane runs instead (at its first query; see encoder.query_encoder_factory).
+
+    ``passage_calls`` passage batches may run at once (where the encoder takes concurrent
+    calls): single stores arriving one by one are lone texts, each run on one thread, so a
+    second one runs beside the first rather than behind it. A new batch is gathered only once
+    a call is free, so what arrives while they run is taken together."""
 
     def __init__(
         self,
@@ -51,6 +56,7 @@ class MicroBatcher:
         max_batch: int,
         max_wait_ms: float,
         query_model: Callable[[], Encoder] | None = None,
+        passage_calls: int = 1,
     ) -> None:
         self._model = model
         self._make_query_model = query_model
@@ -58,13 +64,18 @@ class MicroBatcher:
         max_wait = max_wait_ms / 1000.0
         self._arrivals = itertools.count()
         shared = None
+        calls = max(1, passage_calls)
         if not model.concurrent_calls:
             shared = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+            calls = 1
         # Only passages wait a little for company; a query that waits is a slower search.
         self._lanes = {
             0: _Lane(shared or ThreadPoolExecutor(1, thread_name_prefix="embed-query"), 0.0),
             1: _Lane(
-                shared or ThreadPoolExecutor(1, thread_name_prefix="embed-passage"), max_wait, model
+                shared or ThreadPoolExecutor(calls, thread_name_prefix="embed-passage"),
+                max_wait,
+                model,
+                calls=calls,
             ),
         }
         self._tasks: list[asyncio.Task[None]] = []
@@ -128,56 +139,75 @@ class MicroBatcher:
 
     async def _loop(self, lane: _Lane) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            _, first = await lane.queue.get()
-            model = await self._lane_model(lane)
-            batch = [first]
-            size = len(first.texts)
-            # Whatever is already waiting joins at once.
-            while size < self._max_batch and not lane.queue.empty():
-                _, item = lane.queue.get_nowait()
-                batch.append(item)
-                size += len(item.texts)
-            deadline = loop.time() + lane.max_wait
-            while size < self._max_batch:
-                timeout = deadline - loop.time()
-                if timeout <= 0:
-                    break
-                try:
-                    _, item = await asyncio.wait_for(lane.queue.get(), timeout)
-                except TimeoutError:
-                    break
-                batch.append(item)
-                size += len(item.texts)
-            texts = [t for item in batch for t in item.texts]
-            start = time.perf_counter()
-            # One run of the model either way: the token vectors are what it pools.
-            with_tokens = getattr(model, "encode_with_tokens", None)
-            if not any(item.tokens for item in batch):
-                with_tokens = None
-            tokens: list[Tokens] | None = None
-            try:
-                if with_tokens is not None:
-                    vectors, tokens = await loop.run_in_executor(lane.executor, with_tokens, texts)
-                else:
-                    vectors = await loop.run_in_executor(lane.executor, model.encode, texts)
-            except Exception as exc:
-                for item in batch:
-                    if not item.future.done():
-                        item.future.set_exception(exc)
-                continue
-            metrics.DURATION.observe(time.perf_counter() - start)
-            metrics.BATCH_SIZE.observe(len(texts))
-            metrics.TEXTS.inc(len(texts))
-            offset = 0
+        free = asyncio.Semaphore(lane.calls)
+        running: set[asyncio.Task[None]] = set()
+
+        def done(task: asyncio.Task[None]) -> None:
+            running.discard(task)
+            free.release()
+
+        try:
+            while True:
+                await free.acquire()
+                _, first = await lane.queue.get()
+                model = await self._lane_model(lane)
+                batch = [first]
+                size = len(first.texts)
+                # Whatever is already waiting joins at once.
+                while size < self._max_batch and not lane.queue.empty():
+                    _, item = lane.queue.get_nowait()
+                    batch.append(item)
+                    size += len(item.texts)
+                deadline = loop.time() + lane.max_wait
+                while size < self._max_batch:
+                    timeout = deadline - loop.time()
+                    if timeout <= 0:
+                        break
+                    try:
+                        _, item = await asyncio.wait_for(lane.queue.get(), timeout)
+                    except TimeoutError:
+                        break
+                    batch.append(item)
+                    size += len(item.texts)
+                task = asyncio.create_task(self._run(lane, model, batch))
+                running.add(task)
+                task.add_done_callback(done)
+        finally:
+            for task in running:
+                task.cancel()
+
+    async def _run(self, lane: _Lane, model: Encoder, batch: list[_Pending]) -> None:
+        """One call of the model for ``batch``; each request gets its share of the answer."""
+        loop = asyncio.get_running_loop()
+        texts = [t for item in batch for t in item.texts]
+        start = time.perf_counter()
+        # One run of the model either way: the token vectors are what it pools.
+        with_tokens = getattr(model, "encode_with_tokens", None)
+        if not any(item.tokens for item in batch):
+            with_tokens = None
+        tokens: list[Tokens] | None = None
+        try:
+            if with_tokens is not None:
+                vectors, tokens = await loop.run_in_executor(lane.executor, with_tokens, texts)
+            else:
+                vectors = await loop.run_in_executor(lane.executor, model.encode, texts)
+        except Exception as exc:
             for item in batch:
-                n = len(item.texts)
                 if not item.future.done():
-                    mine = tokens[offset : offset + n] if tokens is not None else None
-                    item.future.set_result(
-                        (vectors[offset : offset + n], mine if item.tokens else None)
-                    )
-                offset += n
+                    item.future.set_exception(exc)
+            return
+        metrics.DURATION.observe(time.perf_counter() - start)
+        metrics.BATCH_SIZE.observe(len(texts))
+        metrics.TEXTS.inc(len(texts))
+        offset = 0
+        for item in batch:
+            n = len(item.texts)
+            if not item.future.done():
+                mine = tokens[offset : offset + n] if tokens is not None else None
+                item.future.set_result(
+                    (vectors[offset : offset + n], mine if item.tokens else None)
+                )
+            offset += n
 
 
 @dataclass
@@ -186,6 +216,8 @@ class _Lane:
     max_wait: float
     # The encoder it runs (None: not chosen yet, see MicroBatcher._lane_model).
     model: Encoder | None = None
+    # How many of its batches may run at once.
+    calls: int = 1
     queue: asyncio.Queue[tuple[int, _Pending]] = field(default_factory=asyncio.Queue)
 
 
