@@ -9,8 +9,9 @@ busy, where torch's spinning worker threads collapse.
 How a batch is run (measured on 2 cores, all-MiniLM-L6-v2, texts of 110 and 124 characters on
 average): the texts are sorted by their token count and cut into *runs* that pad to at most
 ``RUN_POSITIONS`` positions (rows × the longest row), and ``threads`` runs go side by side,
-each on one thread. A batch of 64 took 3.5-4.0 ms of wall time a text this way against 6.5-12.2
-with two threads inside each run of 32 texts: short runs pad little and keep their activations
+each on one thread, each thread taking the next run left (see ``run_pool``). A batch of 64
+took 3.5-4.0 ms of wall time a text this way against 6.5-12.2 with two threads inside each run
+of 32 texts: short runs pad little and keep their activations
 in the cache, and two one-thread runs waste none of the hand-offs two threads inside one run
 pay on every operator (CPU a text 6.7-7.7 ms against 12-21). A lone text runs on one thread:
 a little slower than two (8.2 against 6.7 ms for a short note) but a quarter cheaper in CPU,
@@ -19,10 +20,8 @@ which is what a busy stack runs short of.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +30,7 @@ from exocortex.core.domain.vectors import Vector
 from exocortex.core.logging import get_logger
 from exocortex.encoders.export import export_onnx, int8_path, quantize_int8
 from exocortex.encoders.model import ModelInfo, Pipeline, fingerprint_model, model_name
+from exocortex.encoders.run_pool import RunPool
 
 log = get_logger(__name__)
 
@@ -39,8 +39,6 @@ log = get_logger(__name__)
 RUN_POSITIONS = 256
 # And holds at most this many texts (very short ones).
 RUN_ROWS = 32
-
-T = TypeVar("T")
 
 
 class OnnxEncoder:
@@ -83,13 +81,8 @@ class OnnxEncoder:
         # (see the module).
         options.intra_op_num_threads = max(1, threads_inside)
         options.inter_op_num_threads = 1
-        self._threads = max(1, threads)
         # The calling thread takes a run itself: a lone text (a query) never waits for a worker.
-        self._workers = (
-            ThreadPoolExecutor(self._threads - 1, thread_name_prefix="onnx-run")
-            if self._threads > 1
-            else None
-        )
+        self._runs = RunPool(threads)
         # Spinning threads burn the cores the rest of the stack needs and stall when those
         # cores are taken; blocking threads cost a little on an idle machine and win on a busy one.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -121,7 +114,7 @@ class OnnxEncoder:
         log.info(
             "onnx encoder ready",
             model=str(model_file),
-            threads=self._threads,
+            threads=self._runs.threads,
             int8=int8,
         )
 
@@ -157,22 +150,13 @@ class OnnxEncoder:
 
         out: list[Vector | None] = [None] * len(texts)
         token_out: list[npt.NDArray[np.float32] | None] = [None] * len(texts)
-        for picked, (pooled, rows) in zip(runs, self._map(run, runs), strict=True):
+        for picked, (pooled, rows) in zip(runs, self._runs.map(run, runs), strict=True):
             for row, index in enumerate(picked):
                 if vectors:
                     out[index] = pooled[row]
                 if tokens:
                     token_out[index] = rows[row]
         return [v for v in out if v is not None], [t for t in token_out if t is not None]
-
-    def _map(self, fn: Callable[[list[int]], T], runs: list[list[int]]) -> list[T]:
-        """``fn`` over ``runs``, ``threads`` at a time: the calling thread takes every
-        ``threads``-th run, the workers the others."""
-        if self._workers is None or len(runs) == 1:
-            return [fn(r) for r in runs]
-        theirs = {i: self._workers.submit(fn, r) for i, r in enumerate(runs) if i % self._threads}
-        mine = {i: fn(r) for i, r in enumerate(runs) if i % self._threads == 0}
-        return [mine[i] if i in mine else theirs[i].result() for i in range(len(runs))]
 
     def _hidden(
         self, rows: Sequence[Sequence[int]]
