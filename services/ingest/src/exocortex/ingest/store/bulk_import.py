@@ -1,10 +1,11 @@
 """Bulk import: many memories per call, with one embedding call, one nearest-neighbour call and
-one transaction per batch (executemany inserts, one outbox event per memory); the next batch is
-embedded while one is written."""
+one transaction per batch (executemany inserts, one outbox event per memory); the next batches
+are embedded while one is written."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,10 @@ BATCH_SIZE = 128
 # A batch of long texts on a busy CPU can take a while; a store keeps the short default.
 EMBED_TIMEOUT_SECONDS = 180.0
 MAX_ITEMS = 10_000
+# Batches embedded ahead of the one being written. Two, so the model always has the next call
+# waiting: between one batch's embedding and the next sit the packing and transfer of its
+# vectors and token vectors, which left the model half idle with one.
+AHEAD_BATCHES = 2
 
 
 @dataclass
@@ -52,9 +57,9 @@ class _Embedded:
 class BulkImporter:
     """Imports a request's memories batch by batch, in two stages: first (prepare, the look-up
     of exact duplicates, one embedding call) and then the writes (semantic dedup, one
-    transaction). The first stage of the next batch runs while this one writes, so the model is
-    not left idle while Postgres and the index are busy; the writes stay in the request's
-    order, one batch after another."""
+    transaction). The first stages of the next ``AHEAD_BATCHES`` batches run while this one
+    writes, so the model is not left idle while Postgres and the index are busy; the writes
+    stay in the request's order, one batch after another."""
 
     def __init__(self, ingest: StoreService, batch_size: int = BATCH_SIZE) -> None:
         self._ingest = ingest
@@ -79,19 +84,24 @@ class BulkImporter:
                 self._embed_stage(batch, start, config, results, first_of, dup_of, repeats)
             )
 
-        starts = list(range(0, len(items), self._batch))
-        ahead = first_stage(starts[0])
+        starts = iter(range(0, len(items), self._batch))
+        ahead: deque[asyncio.Task[_Embedded]] = deque()
+
+        def top_up() -> None:
+            while len(ahead) < AHEAD_BATCHES and (start := next(starts, None)) is not None:
+                ahead.append(first_stage(start))
+
+        top_up()
         try:
-            for k in range(len(starts)):
-                embedded = await ahead
-                if k + 1 < len(starts):
-                    ahead = first_stage(starts[k + 1])
+            while ahead:
+                embedded = await ahead.popleft()
+                top_up()
                 await self._write_stage(embedded, config, results)
         finally:
-            if not ahead.done():
-                # This batch failed to write: the next is not written either.
-                ahead.cancel()
-                await asyncio.gather(ahead, return_exceptions=True)
+            # A batch failed to write: those after it are not written either.
+            for task in ahead:
+                task.cancel()
+            await asyncio.gather(*ahead, return_exceptions=True)
         for i, first in dup_of.items():
             results[i].dedup_action = "skipped" if results[first].id else "failed"
             results[i].id = results[first].id
