@@ -36,9 +36,11 @@ def commits(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     ``clash`` fails as a unique violation would."""
     seen: list[list[str]] = []
 
-    async def fake_commit(_pool: Any, waiting: Sequence[Any]) -> list[dict[str, Any]]:
+    async def fake_commit(
+        _pool: Any, waiting: Sequence[Any], *, wake_relay: bool
+    ) -> list[dict[str, Any]]:
         ids = [w.rows[0].id for w in waiting]
-        seen.append(ids)
+        seen.append(ids if wake_relay else [*ids, "(no pg_notify)"])
         await asyncio.sleep(0.01)
         if "clash" in ids:
             raise UniqueClash("uq_memories_active_root_hash")
@@ -89,3 +91,18 @@ async def test_a_failed_group_is_retried_store_by_store(commits: list[list[str]]
     assert results[2] == {"id": "m2", "version": 1}
     # The group, then each of its stores on its own.
     assert commits[1:] == [["m1", "clash", "m2"], ["m1"], ["clash"], ["m2"]]
+
+
+async def test_a_local_wake_up_replaces_the_notification_and_comes_once_a_commit(
+    commits: list[list[str]],
+) -> None:
+    woken: list[int] = []
+    committer = group.GroupCommitter(
+        pool=None,  # type: ignore[arg-type]
+        on_commit=lambda: woken.append(len(commits)),
+    )
+    first = asyncio.create_task(committer.insert(_rows(0)))
+    await asyncio.sleep(0)  # the first commit is in flight
+    await asyncio.gather(first, *(committer.insert(_rows(i)) for i in (1, 2)))
+    assert commits == [["m0", "(no pg_notify)"], ["m1", "m2", "(no pg_notify)"]]
+    assert woken == [1, 2]  # after each commit, never before it

@@ -52,6 +52,15 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
         except Exception as exc:  # NATS may come later; the relay retries.
             log.warning("could not declare the event stream yet", error=str(exc))
 
+        relay = OutboxRelay(
+            pool,
+            js,
+            settings.database_url,
+            poll_seconds=settings.relay_poll_seconds,
+            batch=settings.relay_batch,
+        )
+        relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
+
         settings_cache = SettingsCache(pool)
         await settings_changes.follow(nc, settings_cache, "ingest")
         store = StoreService(
@@ -61,15 +70,8 @@ async def run(settings: IngestSettings, stop: asyncio.Event) -> None:
             settings_cache,
             max_content_chars=settings.max_content_chars,
             default_attribution=settings.default_attribution(),
+            on_commit=relay.notify,
         )
-        relay = OutboxRelay(
-            pool,
-            js,
-            settings.database_url,
-            poll_seconds=settings.relay_poll_seconds,
-            batch=settings.relay_batch,
-        )
-        relay_task = asyncio.create_task(relay.run(stop), name="outbox-relay")
 
         updates = UpdateService(store)
         files = FileIngest(store, updates, import_root=settings.import_root)

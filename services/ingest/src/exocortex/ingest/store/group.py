@@ -4,9 +4,9 @@ are committed together, in one transaction, by the next commit.
 Each store still commits durably before it is answered, with its rows, its tags and its
 ``memory.stored`` event (outbox) in the same transaction; what concurrent stores share is the
 transaction (one BEGIN, one ``executemany`` for the rows, one for the tags, one for the events,
-one ``pg_notify``, one COMMIT), the relay's drain it wakes, and so the projector's batch and
-index commit downstream. A store that arrives alone commits at once (no waiting for company):
-grouping only takes what queued up behind a commit already running.
+one COMMIT), the wake-up of this process's outbox relay after it, the relay's drain, and so
+the projector's batch and index commit downstream. A store that arrives alone commits at once
+(no waiting for company): grouping only takes what queued up behind a commit already running.
 
 A group that fails (a unique violation: two identical texts racing; Postgres away) is retried
 one store at a time, so each store gets its own outcome, exactly as without grouping.
@@ -15,7 +15,7 @@ one store at a time, so each store gets its own outcome, exactly as without grou
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from exocortex.core.db.pool import Pool
@@ -50,9 +50,18 @@ class _Waiting:
 
 
 class GroupCommitter:
-    def __init__(self, pool: Pool, *, max_group: int = MAX_GROUP) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        *,
+        max_group: int = MAX_GROUP,
+        on_commit: Callable[[], None] | None = None,
+    ) -> None:
+        """``on_commit`` wakes the outbox relay of this process after each commit; without it
+        the commit wakes a relay through Postgres (``pg_notify``), a round trip more."""
         self._pool = pool
         self._max = max_group
+        self._on_commit = on_commit
         self._queue: list[_Waiting] = []
         self._leader: asyncio.Task[None] | None = None
 
@@ -71,7 +80,7 @@ class GroupCommitter:
         while self._queue:
             group, self._queue = self._queue[: self._max], self._queue[self._max :]
             try:
-                rows = await _commit(self._pool, group)
+                rows = await self._commit(group)
             except Exception as exc:
                 if len(group) == 1:
                     _settle(group[0], exc=exc)
@@ -79,7 +88,7 @@ class GroupCommitter:
                 # Who failed it is not known: each store again, on its own.
                 for waiting in group:
                     try:
-                        (row,) = await _commit(self._pool, [waiting])
+                        (row,) = await self._commit([waiting])
                     except Exception as one:
                         _settle(waiting, exc=one)
                     else:
@@ -88,6 +97,12 @@ class GroupCommitter:
             metrics.GROUP_SIZE.observe(len(group))
             for waiting, row in zip(group, rows, strict=True):
                 _settle(waiting, row=row)
+
+    async def _commit(self, group: Sequence[_Waiting]) -> list[Row]:
+        rows = await _commit(self._pool, group, wake_relay=self._on_commit is None)
+        if self._on_commit is not None:
+            self._on_commit()
+        return rows
 
 
 def _settle(waiting: _Waiting, *, row: Row | None = None, exc: BaseException | None = None) -> None:
@@ -99,7 +114,7 @@ def _settle(waiting: _Waiting, *, row: Row | None = None, exc: BaseException | N
         waiting.future.set_result(row)
 
 
-async def _commit(pool: Pool, group: Sequence[_Waiting]) -> list[Row]:
+async def _commit(pool: Pool, group: Sequence[_Waiting], *, wake_relay: bool) -> list[Row]:
     """One transaction for the group; the parents' rows as inserted, in order."""
     all_rows = [r for w in group for r in w.rows]
     async with repository.transaction(pool) as conn:
@@ -118,6 +133,7 @@ async def _commit(pool: Pool, group: Sequence[_Waiting]) -> list[Row]:
                 )
                 for w, row in zip(group, parents, strict=True)
             ],
+            wake_relay=wake_relay,
         )  # fmt: skip
         kept = [
             {"id": row["id"], **vars(w.tokens)}
@@ -126,5 +142,5 @@ async def _commit(pool: Pool, group: Sequence[_Waiting]) -> list[Row]:
         ]
         if kept:
             async with conn.cursor() as cur:
-                await cur.executemany(token_rows.INSERT_SQL, kept)
+                await bulk.execute_each(cur, token_rows.INSERT_SQL, kept)
     return parents

@@ -5,6 +5,7 @@ takes the new text instead (``merge``)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
@@ -39,7 +40,9 @@ class StoreService:
         *,
         max_content_chars: int,
         default_attribution: dict[str, str] | None = None,
+        on_commit: Callable[[], None] | None = None,
     ) -> None:
+        """``on_commit`` wakes this process's outbox relay once a new memory is committed."""
         self.pool = pool
         self.embedder = embedder
         self.retrieval = retrieval
@@ -47,7 +50,7 @@ class StoreService:
         self.max_content_chars = max_content_chars
         self.default_attribution = default_attribution or {}
         # New memories of concurrent stores commit together (see group).
-        self.committer = GroupCommitter(pool)
+        self.committer = GroupCommitter(pool, on_commit=on_commit)
 
     async def config(self) -> WriteConfig:
         return WriteConfig.from_settings(await self._settings.get())

@@ -65,8 +65,10 @@ class StoreRpcs:
     async def StoreMemory(
         self, request: ingest_pb2.StoreMemoryRequest, context: grpc.aio.ServicerContext
     ) -> ingest_pb2.StoreMemoryResponse:
+        # No wake-up here: a new memory's commit wakes the relay itself (GroupCommitter), and
+        # every other outcome commits its event with a notification (events.emit). A second
+        # wake-up after the first drain began cost one more drain, of an empty outbox.
         result = await self._store.store(memory_input(request))
-        self._notify()
         return stored_proto(result)
 
     async def ImportMemories(
