@@ -13,7 +13,7 @@ from alembic.script import ScriptDirectory
 from psycopg import errors
 
 from exocortex.core.db import migrate
-from exocortex.core.db.outbox import backlog, enqueue, fetch_unpublished, mark_published
+from exocortex.core.db.outbox import backlog, claim_unpublished, enqueue
 from exocortex.core.db.pool import Pool, open_pool
 from exocortex.core.db.settings_store import DEFAULT_SETTINGS, load_settings, upsert_settings
 from exocortex.core.runtime.nats import EmbeddedNats
@@ -302,7 +302,7 @@ async def test_settings_are_seeded_and_upserted(database_url: str) -> None:
         assert settings["new.key"] == "x"
 
 
-async def test_outbox_enqueue_fetch_mark_backlog(database_url: str) -> None:
+async def test_outbox_enqueue_claim_backlog(database_url: str) -> None:
     pool = await open_pool(database_url, max_size=3)
     try:
         async with pool.connection() as conn:
@@ -319,24 +319,24 @@ async def test_outbox_enqueue_fetch_mark_backlog(database_url: str) -> None:
 
         # Two relays: the second one skips rows the first one has locked.
         async with pool.connection() as relay_a, pool.connection() as relay_b:
-            got_a = await fetch_unpublished(relay_a, limit=1)
-            got_b = await fetch_unpublished(relay_b, limit=10)
+            got_a = await claim_unpublished(relay_a, limit=1)
+            got_b = await claim_unpublished(relay_b, limit=10)
             assert [r.id for r in got_a] == [first]
             assert [r.id for r in got_b] == [second]
             assert got_a[0].payload == b"\x01"
             assert got_a[0].headers == {"x-cid": "c1"}
             assert got_a[0].subject == "exo.memory.created"
             assert got_a[0].created_at.tzinfo is not None
-            await mark_published(relay_a, [r.id for r in got_a])
-            await relay_b.rollback()  # relay B crashed before publishing
+            await relay_a.commit()  # relay A published its event
+            await relay_b.rollback()  # relay B crashed before publishing: its claim is undone
 
         async with pool.connection() as conn:
             assert await backlog(conn) == 1
-            again = await fetch_unpublished(conn, limit=10)
+            again = await claim_unpublished(conn, limit=10)
             assert [r.id for r in again] == [second]
-            await mark_published(conn, [second])
+            await conn.commit()
             assert await backlog(conn) == 0
-            assert await fetch_unpublished(conn, limit=10) == []
+            assert await claim_unpublished(conn, limit=10) == []
 
         # A rolled-back transaction leaves no event behind.
         async with pool.connection() as conn:

@@ -113,7 +113,8 @@ class OutboxRelay:
 
     async def _drain_once(self) -> int:
         async with self._pool.connection() as conn, conn.transaction():
-            rows = await outbox.fetch_unpublished(conn, self._batch)
+            # Marked published in the transaction, which commits only once they are.
+            rows = await outbox.claim_unpublished(conn, self._batch)
             if not rows:
                 metrics.OUTBOX_BACKLOG.set(0)
                 return 0
@@ -129,7 +130,6 @@ class OutboxRelay:
             # Publish the batch concurrently; one failure fails the batch (rows stay unpublished
             # and are re-sent; JetStream drops the duplicates).
             await asyncio.gather(*acks)
-            await outbox.mark_published(conn, [row.id for row in rows])
         metrics.OUTBOX_PUBLISHED.inc(len(rows))
         if len(rows) < self._batch:
             # Fewer than asked for: nothing was left behind (one query less per drain).

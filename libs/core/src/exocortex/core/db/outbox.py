@@ -1,14 +1,14 @@
 """The transactional outbox: domain events written in the same transaction as the change.
 
-A relay reads unpublished rows in id order, publishes each to JetStream with the row id as
-`Nats-Msg-Id` (so JetStream de-duplicates a re-publish after a crash), then marks them published.
+A relay marks unpublished rows published in id order, publishes each to JetStream with the row
+id as `Nats-Msg-Id` (so JetStream de-duplicates a re-publish after a crash), and commits once
+JetStream has acknowledged them; a failure rolls the marks back.
 `pg_notify` wakes the relay immediately instead of waiting for its next poll; the notification is
 delivered only if the transaction commits, so the relay never wakes up for a rolled-back event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -51,44 +51,42 @@ async def enqueue(
     return int(row[0])
 
 
-async def fetch_unpublished(conn: psycopg.AsyncConnection[Any], limit: int) -> list[OutboxRow]:
-    """Lock and return up to `limit` unpublished events, oldest first.
+async def claim_unpublished(conn: psycopg.AsyncConnection[Any], limit: int) -> list[OutboxRow]:
+    """Mark up to `limit` unpublished events published and return them, oldest first: one
+    statement where a read and then a write took two round trips.
 
-    Must run inside a transaction that also marks them published: the row locks (SKIP LOCKED)
+    Must run inside a transaction that commits only once JetStream has acknowledged them, and
+    rolls back otherwise (they stay unpublished and are sent again). The row locks (SKIP LOCKED)
     let several relays run without publishing the same event twice at the same time.
     """
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(
             """
-            SELECT id, subject, payload, headers, created_at
-            FROM outbox
-            WHERE published_at IS NULL
-            ORDER BY id
-            LIMIT %s
-            FOR UPDATE SKIP LOCKED
+            UPDATE outbox SET published_at = now()
+            WHERE id IN (
+                SELECT id FROM outbox
+                WHERE published_at IS NULL
+                ORDER BY id
+                LIMIT %s
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id, subject, payload, headers, created_at
             """,
             (limit,),
         )
         rows = await cur.fetchall()
-    return [
-        OutboxRow(
-            id=int(r[0]),
-            subject=str(r[1]),
-            payload=bytes(r[2]),
-            headers={str(k): str(v) for k, v in (r[3] or {}).items()},
-            created_at=r[4],
-        )
-        for r in rows
-    ]
-
-
-async def mark_published(conn: psycopg.AsyncConnection[Any], ids: Sequence[int]) -> None:
-    """Mark events as published (after JetStream acknowledged them)."""
-    if not ids:
-        return
-    await conn.execute(
-        "UPDATE outbox SET published_at = now() WHERE id = ANY(%s) AND published_at IS NULL",
-        (list(ids),),
+    return sorted(
+        (
+            OutboxRow(
+                id=int(r[0]),
+                subject=str(r[1]),
+                payload=bytes(r[2]),
+                headers={str(k): str(v) for k, v in (r[3] or {}).items()},
+                created_at=r[4],
+            )
+            for r in rows
+        ),
+        key=lambda row: row.id,
     )
 
 
