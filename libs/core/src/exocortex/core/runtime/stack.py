@@ -21,7 +21,6 @@ from pathlib import Path
 import httpx
 
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS
-from exocortex.core.db import migrate
 from exocortex.core.rpc.environment import with_grpc_environment
 from exocortex.core.runtime.nats import EmbeddedNats
 from exocortex.core.runtime.ports import free_port, port_is_open
@@ -152,6 +151,10 @@ class Stack:
         try:
             self._start_backing_stores()
             self._say("applying database migrations")
+            # Imported here: alembic takes a fifth of a second to import, which every `exo`
+            # command (session hooks included) paid though few start a stack.
+            from exocortex.core.db import migrate
+
             migrate.upgrade(self.database_url)
             for name in SERVICES:
                 self._spawn(name, [sys.executable, "-m", f"exocortex.{name}"])
