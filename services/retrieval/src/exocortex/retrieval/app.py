@@ -128,9 +128,7 @@ async def run(settings: RetrievalSettings, stop: asyncio.Event) -> None:
             )
             await announcements.listen()
             announce = announcements.announce
-        # The projector only reads single statements (a batch's rows), so on the read pool: one
-        # round trip a read, where a transaction added a BEGIN and a COMMIT to every store's.
-        projector = Projector(read_pool, vector_index, keyword_index, versions, announce=announce)
+        projector = Projector(pool, vector_index, keyword_index, versions, announce=announce)
         consumer = DurableConsumer(
             nc.jetstream(),
             durable=settings.projector_durable,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -85,6 +87,20 @@ MAX_OPEN_BACKOFF_SECONDS = 5.0
 # to every query of a busy service (a search takes the pool three or four times).
 CHECK_AFTER_IDLE_SECONDS = 2.0
 _last_used: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+
+@asynccontextmanager
+async def reading(pool: Pool) -> AsyncIterator[DictConnection]:
+    """A connection of a transactional pool for single-statement reads, in autocommit: each
+    statement is one round trip, where the pool's connections add a BEGIN before it and a
+    COMMIT when it goes back. (Switching is a flag on the client: no round trip.)"""
+    async with pool.connection() as conn:
+        await conn.set_autocommit(True)
+        try:
+            yield conn
+        finally:
+            if not conn.closed:
+                await conn.set_autocommit(False)
 
 
 async def _check_when_idle(conn: Any) -> None:

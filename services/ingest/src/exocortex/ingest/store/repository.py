@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from exocortex.core.db.pool import DictConnection, Pool
+from exocortex.core.db.pool import reading as reading  # single look-ups, one round trip each
 from exocortex.core.repositories import memories
 from exocortex.ingest.store.model import Row
 
@@ -42,19 +43,6 @@ async def transaction(pool: Pool) -> AsyncIterator[Conn]:
             yield conn
     except psycopg.errors.UniqueViolation as exc:
         raise UniqueClash(exc.diag.constraint_name) from exc
-
-
-@asynccontextmanager
-async def reading(pool: Pool) -> AsyncIterator[Conn]:
-    """A connection for read-only look-ups, in autocommit: each statement is one round trip,
-    where the pool's transactional connections add a BEGIN before it and a COMMIT after."""
-    async with pool.connection() as conn:
-        await conn.set_autocommit(True)
-        try:
-            yield conn
-        finally:
-            if not conn.closed:
-                await conn.set_autocommit(False)
 
 
 async def archive_family(conn: Conn, memory_id: str) -> None:

@@ -14,7 +14,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import class_row
 
 from exocortex.core.db.arrays import TextArray
-from exocortex.core.db.pool import Pool
+from exocortex.core.db.pool import Pool, reading
 
 Conn = AsyncConnection[Any]
 
@@ -77,8 +77,10 @@ _WITH_CHILDREN_SQL = f"{_BY_ID_SQL} OR m.parent_id = ANY(%s)"
 
 
 async def _projected(pool: Pool, sql: str, params: tuple[Any, ...]) -> dict[str, ProjectedRow]:
+    # One statement, in autocommit: one round trip where a transaction took three (a store's
+    # projection ahead reads its row this way).
     async with (
-        pool.connection() as conn,
+        reading(pool) as conn,
         conn.cursor(row_factory=class_row(ProjectedRow)) as cur,
     ):
         await cur.execute(sql, params)
