@@ -3,9 +3,125 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import httpx
+
+# Unrelated words across many fields, for texts the model finds unlike one another.
+_WORDS = [
+    "harbour",
+    "violin",
+    "glacier",
+    "ledger",
+    "orchard",
+    "turbine",
+    "saffron",
+    "lantern",
+    "cobalt",
+    "meadow",
+    "parish",
+    "telescope",
+    "walnut",
+    "quarry",
+    "sonnet",
+    "freight",
+    "mosaic",
+    "tundra",
+    "barrel",
+    "kiln",
+    "falcon",
+    "pharmacy",
+    "rudder",
+    "velvet",
+    "canyon",
+    "ballot",
+    "spindle",
+    "lagoon",
+    "anvil",
+    "comet",
+    "tapestry",
+    "vineyard",
+    "boulder",
+    "chapel",
+    "ferment",
+    "hazel",
+    "jetty",
+    "lichen",
+    "monsoon",
+    "nectar",
+    "opal",
+    "pylon",
+    "quiver",
+    "raisin",
+    "sextant",
+    "thimble",
+    "umbrella",
+    "vortex",
+    "wicker",
+    "yarn",
+    "zenith",
+    "abacus",
+    "bison",
+    "cactus",
+    "dynamo",
+    "easel",
+    "fjord",
+    "gazebo",
+    "hammock",
+    "igloo",
+    "jasmine",
+    "kayak",
+    "lemur",
+    "mantis",
+    "nozzle",
+    "oyster",
+    "pelican",
+    "quinoa",
+    "radish",
+    "scarab",
+    "tugboat",
+    "urchin",
+    "vulture",
+    "waffle",
+    "xylophone",
+    "yodel",
+    "zeppelin",
+    "almond",
+    "buoy",
+    "cinder",
+    "dune",
+    "ember",
+    "fossil",
+    "gravel",
+    "hinge",
+    "ivory",
+    "juniper",
+    "kelp",
+    "lobster",
+    "marble",
+    "nutmeg",
+    "otter",
+    "pepper",
+    "quartz",
+    "reef",
+    "salmon",
+    "tinsel",
+    "udder",
+    "valve",
+    "willow",
+    "yacht",
+    "zinc",
+    "asphalt",
+    "beetle",
+    "cedar",
+    "dagger",
+    "eclipse",
+    "flannel",
+    "garnet",
+    "helmet",
+    "inkwell",
+]
 
 SECTION = "This section carries enough body text to become a memory of its own, clearly. "
 
@@ -153,6 +269,55 @@ async def test_markdown_ingest_splits_and_reingest_replaces(
         "/api/memories/search", json={"query": "beta badgers", "namespace": namespace}
     )
     assert all("Beta badgers" not in r["memory"]["content"] for r in search.json()["results"])
+
+
+async def test_a_long_document_goes_in_whole_in_order_and_a_refused_section_fails_it(
+    api: httpx.AsyncClient, namespace: str
+) -> None:
+    """A document of more sections than one import batch (128): each section a memory, in the
+    document's order; a section past the content limit answers 413 and the rest are stored.
+    Each section is a seeded draw of unrelated words, so semantic dedup finds no two alike."""
+    draw = random.Random(7)
+    bodies = [" ".join(draw.sample(_WORDS, 12)) for _ in range(300)]
+    sections = [f"## Entry {i}\n{body}" for i, body in enumerate(bodies)]
+    reply = await api.post(
+        "/api/memories/ingest",
+        json={
+            "files": [{"name": "gauges.md", "content": "\n\n".join(sections)}],
+            "namespace": namespace,
+        },
+    )
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["stored"] == 300
+    assert body["indexed"] is True
+    ids = body["files"][0]["memory_ids"]
+    assert len(set(ids)) == 300
+    for i in (0, 127, 128, 299):
+        memory = (await api.get(f"/api/memories/{ids[i]}")).json()
+        assert memory["content"] == f"## Entry {i}\n\n{bodies[i]}"
+    found = await api.post(
+        "/api/memories/search",
+        json={"query": bodies[211], "namespace": namespace, "limit": 3},
+    )
+    assert found.json()["results"][0]["memory"]["id"] == ids[211]
+
+    kept_text = "The sluice opened at dawn and the mill pond drained into the lower channel."
+    oversized = f"## Flood log\n{'water rose and fell again ' * 9000}"
+    refused = await api.post(
+        "/api/memories/ingest",
+        json={
+            "files": [{"name": "log.md", "content": f"## Kept\n{kept_text}\n\n{oversized}"}],
+            "namespace": namespace,
+        },
+    )
+    assert refused.status_code == 413, refused.text  # as its own store would answer
+    assert "characters" in refused.json()["detail"]
+    kept = await api.post(
+        "/api/memories/search",
+        json={"query": kept_text, "namespace": namespace, "limit": 1},
+    )
+    assert kept.json()["results"][0]["memory"]["source_uri"] == "log.md"
 
 
 async def test_markdown_ingest_of_given_text_and_server_paths_refused(

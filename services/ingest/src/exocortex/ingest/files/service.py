@@ -1,5 +1,5 @@
-"""Documents turned into memories: markdown files split at ``##`` headers, and coding-agent
-session transcripts summarised into one memory."""
+"""Documents turned into memories: markdown files split at ``##`` headers (their sections
+stored through the bulk path), and coding-agent session transcripts summarised into one memory."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from exocortex.core.domain.digest import digest_transcript
 from exocortex.core.domain.markdown import split_sections
 from exocortex.core.domain.tags import normalize_tag
 from exocortex.core.domain.text import content_hash, remove_private, strip_private
-from exocortex.core.errors import InvalidArgument
+from exocortex.core.errors import ExoError, InvalidArgument
 from exocortex.core.logging import get_logger
 from exocortex.core.records import Attribution
 from exocortex.ingest.files import repository
@@ -26,6 +26,7 @@ from exocortex.ingest.files.model import (
 )
 from exocortex.ingest.files.sources import read_transcript, resolve
 from exocortex.ingest.store import validation
+from exocortex.ingest.store.bulk_import import MAX_ITEMS, BulkImporter
 from exocortex.ingest.store.model import MemoryInput
 from exocortex.ingest.store.service import StoreService
 from exocortex.ingest.update.service import UpdateService
@@ -68,6 +69,7 @@ class FileIngest:
         self, ingest: StoreService, updates: UpdateService, *, import_root: Path | None = None
     ) -> None:
         self._ingest = ingest
+        self._bulk = BulkImporter(ingest)
         self._updates = updates
         self._import_root = import_root
 
@@ -108,29 +110,43 @@ class FileIngest:
                 outcome.memory_ids.append(kept[digest])
             else:
                 new.append(section)
-        # The new sections are stored side by side: their embeddings share model calls and
-        # their rows share commits (see store.group), each still a store of its own (dedup,
-        # privacy, events as for one store). In the document's order in the reply.
-        results = await _bounded(
+        # The new sections go through the bulk path, as an import's memories do: one model
+        # call, one nearest-neighbour call and one transaction a batch of them, with the same
+        # dedup, privacy and events as a store each. In the document's order in the reply.
+        ids = await self._import(
             [
-                self._ingest.store(
-                    MemoryInput(
-                        content=section,
-                        namespace=namespace,
-                        tags=req.tags,
-                        content_type=req.content_type if req.content_type is not None else "note",
-                        source="import",
-                        source_uri=uri,
-                        importance=req.importance,
-                    )
+                MemoryInput(
+                    content=section,
+                    namespace=namespace,
+                    tags=req.tags,
+                    content_type=req.content_type if req.content_type is not None else "note",
+                    source="import",
+                    source_uri=uri,
+                    importance=req.importance,
                 )
                 for section in new
             ]
         )
-        outcome.stored += len(results)
-        outcome.memory_ids.extend(result.memory.id for result in results)
+        outcome.stored += len(ids)
+        outcome.memory_ids.extend(ids)
         log.info("markdown ingested", sections=outcome.sections, stored=outcome.stored)
         return outcome
+
+    async def _import(self, items: list[MemoryInput]) -> list[str]:
+        """The id each item became (a new memory, or the one it repeats), in order. An item
+        refused (a section past the content limit) fails the call with its error, as its own
+        store would, once the rest are stored."""
+        ids: list[str] = []
+        refused: ExoError | None = None
+        for start in range(0, len(items), MAX_ITEMS):
+            for result in await self._bulk.run(items[start : start + MAX_ITEMS]):
+                if result.dedup_action == "failed":
+                    refused = refused or result.cause or InvalidArgument(result.error)
+                else:
+                    ids.append(result.id)
+        if refused is not None:
+            raise refused
+        return ids
 
     async def digest(self, req: SessionTranscript) -> DigestOutcome:
         source_uri = ""

@@ -42,6 +42,11 @@ class ItemResult:
     id: str = ""
     error: str = ""
     field: str = ""
+    # What failed it, for a caller that answers with the error itself (markdown ingest).
+    cause: ExoError | None = None
+
+    def fail(self, exc: ExoError, field: str) -> None:
+        self.error, self.field, self.cause = exc.message, field, exc
 
 
 @dataclass
@@ -106,6 +111,7 @@ class BulkImporter:
             results[i].dedup_action = "skipped" if results[first].id else "failed"
             results[i].id = results[first].id
             results[i].error = results[first].error
+            results[i].cause = results[first].cause
         await self._fold_repeats(repeats, results)
         for r in results:
             metrics.IMPORT_ITEMS.labels(r.dedup_action).inc()
@@ -134,7 +140,7 @@ class BulkImporter:
                     default_attribution=self._ingest.default_attribution,
                 )
             except ExoError as exc:
-                results[i].error, results[i].field = exc.message, f"memories.{i}.{exc.field}"
+                results[i].fail(exc, f"memories.{i}.{exc.field}")
                 continue
             key = (p.namespace, p.content_type, p.digest)
             if key in first_of:
@@ -309,7 +315,7 @@ class BulkImporter:
             )
         except ExoError as exc:
             for i in indices:
-                results[i].error, results[i].field = exc.message, exc.field
+                results[i].fail(exc, exc.field)
             return
         for i, d, kept in zip(indices, duplicates, folded, strict=True):
             if kept:
@@ -319,7 +325,7 @@ class BulkImporter:
                 # No room for its wording: it is stored on its own (already embedded).
                 created = await self._ingest.create(d.prepared, by_item[i])
             except ExoError as exc:
-                results[i].error, results[i].field = exc.message, exc.field
+                results[i].fail(exc, exc.field)
                 continue
             results[i].dedup_action, results[i].id = created.dedup_action, created.memory.id
         log.info(
@@ -358,7 +364,7 @@ class BulkImporter:
             else:
                 outcome = await self._ingest.store_prepared(p, config)
         except ExoError as exc:
-            results[i].error, results[i].field = exc.message, exc.field
+            results[i].fail(exc, exc.field)
             return
         results[i].dedup_action = outcome.dedup_action
         results[i].id = outcome.memory.id
@@ -410,7 +416,7 @@ class BulkImporter:
                 try:
                     outcome = await self._ingest.store_prepared(p, config)
                 except ExoError as exc:
-                    results[i].error, results[i].field = exc.message, exc.field
+                    results[i].fail(exc, exc.field)
                     continue
                 results[i].dedup_action, results[i].id = outcome.dedup_action, outcome.memory.id
             return
