@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
 
 from exocortex.core.domain.digest import digest_transcript
 from exocortex.core.domain.markdown import split_sections
@@ -32,27 +30,6 @@ from exocortex.ingest.store.service import StoreService
 from exocortex.ingest.update.service import UpdateService
 
 log = get_logger(__name__)
-T = TypeVar("T")
-
-# Stores of one document (or digest) in flight at once.
-PARALLEL_STORES = 16
-
-
-async def _bounded(stores: list[Coroutine[Any, Any, T]]) -> list[T]:
-    """Run ``stores`` with at most PARALLEL_STORES at a time; results in order. The first
-    failure is raised once the others have finished (none is left running)."""
-    gate = asyncio.Semaphore(PARALLEL_STORES)
-
-    async def one(store: Coroutine[Any, Any, T]) -> T:
-        async with gate:
-            return await store
-
-    outcomes = await asyncio.gather(*(one(s) for s in stores), return_exceptions=True)
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
-    return outcomes  # type: ignore[return-value]
-
 
 # A session digest's takeaways, each stored on its own: their tag and importance (the original's).
 SESSION_FACT_TAG = "session-fact"
@@ -188,9 +165,9 @@ class FileIngest:
         )
         # Each takeaway is also a memory of its own, as the original stored them, so a search
         # finds the one fact instead of a whole session's summary.
-        await _bounded(
-            [
-                self._ingest.store(
+        if digest.facts:
+            await self._import(
+                [
                     MemoryInput(
                         content=text,
                         namespace=req.namespace,
@@ -204,10 +181,9 @@ class FileIngest:
                         ),
                         attribution=attribution,
                     )
-                )
-                for kind, text in digest.facts
-            ]
-        )
+                    for kind, text in digest.facts
+                ]
+            )
         return DigestOutcome(
             result, digest.project or "", len(digest.actions), len(digest.files), digest.commands
         )
