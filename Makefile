@@ -56,7 +56,7 @@ dashboard/dist/index.html: $(STAMP) $(DASHBOARD_INPUTS)
 
 browser: ## Debian's chromium for the dashboard's browser tests (apt-get, when missing)
 	@test -x /usr/bin/chromium || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] \
-		&& { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		&& { .ci/apt-get.sh update -qq && .ci/apt-get.sh install -y -qq chromium; } \
 		|| echo "chromium is missing and cannot be installed here: the dashboard's browser tests will skip"; }
 
 tools: install ## the deployment checkers (promtool from apt when missing)

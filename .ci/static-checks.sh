@@ -73,8 +73,9 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
   if [[ "$(id -u)" != "0" ]]; then
     sudo="sudo"
   fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  # Waits while another apt holds the package lock (see apt-get.sh).
+  $sudo .ci/apt-get.sh update -qq
+  $sudo .ci/apt-get.sh install -y -qq --no-install-recommends prometheus
 fi
 
 if $install_only; then
