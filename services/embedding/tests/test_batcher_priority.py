@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from exocortex.embedding.service import MicroBatcher
+from exocortex.embedding.service import BULK, PASSAGE, MicroBatcher
 from exocortex.testing.wait import until_async
 
 QUERY = ["the query"]
@@ -131,3 +131,26 @@ async def test_one_passage_call_at_a_time_by_default() -> None:
 
 async def _async(value: bool) -> bool:
     return value
+
+
+async def test_a_store_runs_beside_an_imports_batches_which_run_one_at_a_time() -> None:
+    """An import's slices wait in a lane of their own, one call at a time; a store's text,
+    arriving while one of them runs (held), runs beside it rather than behind the import."""
+    model = ConcurrentModel()
+    batcher = MicroBatcher(model, max_batch=4, max_wait_ms=0, passage_calls=2)
+    batcher.start()
+    try:
+        bulk = asyncio.create_task(
+            batcher.embed([f"imported {i}" for i in range(12)], priority=BULK)
+        )
+        await _batch_running(model)  # the import's first slice holds its call
+        await asyncio.wait_for(batcher.embed(["a store's text"], priority=PASSAGE), 10)
+        assert not bulk.done()
+        assert batcher._lanes[BULK].queue.qsize() == 2  # the other slices wait their turn
+        model.release.set()
+        assert len(await asyncio.wait_for(bulk, 30)) == 12
+    finally:
+        model.release.set()
+        await batcher.stop()
+    imported = [t for b in model.batches for t in b if t.startswith("imported")]
+    assert imported == [f"imported {i}" for i in range(12)]

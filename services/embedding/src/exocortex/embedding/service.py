@@ -22,6 +22,10 @@ from exocortex.encoders import Encoder
 log = get_logger(__name__)
 
 Tokens = npt.NDArray[np.float32]
+# The lanes a text waits in: search queries, single writes' passages, and bulk passages (an
+# import's batches, restores, backfills, enrichment's own texts).
+QUERY, PASSAGE, BULK = 0, 1, 2
+
 # What a batch answers: the vectors, and the token vectors when any request in it asked for them
 # and the encoder can give them (from the same run of the model).
 _Answer = tuple[list[Vector], list[Tokens] | None]
@@ -38,10 +42,13 @@ class MicroBatcher:
     """Merges concurrent embed calls into one model call: many small requests (one query each)
     cost about as much as one batch, which is what keeps throughput up under load.
 
-    Queries (priority 0) and passages (priority 1) wait in separate lanes. When the encoder can
-    run two calls at once (ONNX Runtime can), each lane has its own model thread, so a search's
-    query never waits for a bulk import's batch to finish; otherwise the lanes share one thread
-    and a query only waits for the batch already running. ``query_model`` makes the encoder
+    Queries (``QUERY``), single writes' passages (``PASSAGE``) and bulk passages (``BULK``)
+    wait in separate lanes. When the encoder can run calls at once (ONNX Runtime can), each
+    lane has its own model threads, so neither a search's query nor a store's text waits for
+    an import's batches: the bulk lane runs one batch at a time (its runs go side by side on
+    the shared run threads, so one batch keeps the cores busy), and a store's text runs beside
+    it. Otherwise the lanes share one thread and a text only waits for the batch already
+    running (each lane hands that thread one batch at a time). ``query_model`` makes the encoder
     the query lane runs instead (at its first query; see encoder.query_encoder_factory).
 
     ``passage_calls`` passage batches may run at once (where the encoder takes concurrent
@@ -70,12 +77,15 @@ class MicroBatcher:
             calls = 1
         # Only passages wait a little for company; a query that waits is a slower search.
         self._lanes = {
-            0: _Lane(shared or ThreadPoolExecutor(1, thread_name_prefix="embed-query"), 0.0),
-            1: _Lane(
+            QUERY: _Lane(shared or ThreadPoolExecutor(1, thread_name_prefix="embed-query"), 0.0),
+            PASSAGE: _Lane(
                 shared or ThreadPoolExecutor(calls, thread_name_prefix="embed-passage"),
                 max_wait,
                 model,
                 calls=calls,
+            ),
+            BULK: _Lane(
+                shared or ThreadPoolExecutor(1, thread_name_prefix="embed-bulk"), max_wait, model
             ),
         }
         self._tasks: list[asyncio.Task[None]] = []
@@ -95,11 +105,11 @@ class MicroBatcher:
         for lane in self._lanes.values():
             lane.executor.shutdown(wait=False, cancel_futures=True)
 
-    async def embed(self, texts: list[str], *, priority: int = 1) -> list[Vector]:
+    async def embed(self, texts: list[str], *, priority: int = PASSAGE) -> list[Vector]:
         return (await self._embed(texts, priority, tokens=False))[0]
 
     async def embed_with_tokens(
-        self, texts: list[str], *, priority: int = 1
+        self, texts: list[str], *, priority: int = PASSAGE
     ) -> tuple[list[Vector], list[Tokens] | None]:
         """The vectors and each text's token vectors from the same run of the model (None when
         the encoder cannot give token vectors)."""
@@ -108,7 +118,7 @@ class MicroBatcher:
     async def _embed(self, texts: list[str], priority: int, *, tokens: bool) -> _Answer:
         if not texts:
             return [], [] if tokens else None
-        lane = self._lanes[0 if priority == 0 else 1]
+        lane = self._lanes.get(priority, self._lanes[PASSAGE])
         # A large request is queued in max_batch slices, so it cannot hold the model for long.
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[_Answer]] = []

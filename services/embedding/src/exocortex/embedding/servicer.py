@@ -6,10 +6,17 @@ import grpc
 
 from exocortex.core.domain import token_vectors
 from exocortex.core.domain.vectors import to_bytes
-from exocortex.embedding.service import MicroBatcher, validate_texts
+from exocortex.embedding.service import BULK, PASSAGE, QUERY, MicroBatcher, validate_texts
 from exocortex.embedding.settings import EmbeddingSettings
 from exocortex.encoders import ModelInfo
 from exocortex.proto.v1 import embedding_pb2, embedding_pb2_grpc
+
+# What a request's kind asks of the batcher (an unknown or unset kind is a passage).
+_PRIORITY = {
+    embedding_pb2.EMBED_KIND_QUERY: QUERY,
+    embedding_pb2.EMBED_KIND_PASSAGE: PASSAGE,
+    embedding_pb2.EMBED_KIND_BULK_PASSAGE: BULK,
+}
 
 
 class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServicer):
@@ -29,8 +36,7 @@ class EmbeddingServicer(embedding_pb2_grpc.EmbeddingServicer):
             max_texts=self._settings.max_texts_per_request,
             max_chars=self._settings.max_chars_per_text,
         )
-        query = request.kind == embedding_pb2.EMBED_KIND_QUERY
-        priority = 0 if query else 1
+        priority = _PRIORITY.get(request.kind, PASSAGE)
         if not request.with_tokens:
             vectors = await self._batcher.embed(texts, priority=priority)
             return embedding_pb2.EmbedResponse(

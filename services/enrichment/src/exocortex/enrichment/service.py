@@ -230,7 +230,8 @@ class Enricher:
         text = context_text(previous, row.content) if previous else None
         if text is None:
             return None
-        return to_bytes((await self._embedder.embed([text]))[0])
+        # Background work: behind any single write's text waiting for the model.
+        return to_bytes((await self._embedder.embed([text], bulk=True))[0])
 
     async def _contradictions(
         self,
@@ -290,7 +291,7 @@ class Enricher:
         missing = [g for g in goals if g["embedding"] is None]
         if missing:
             texts = [f"{g['title']}: {g['description'] or ''}".strip(": ") for g in missing]
-            vectors = await self._embedder.embed(texts)
+            vectors = await self._embedder.embed(texts, bulk=True)
             async with self._pool.connection() as conn:
                 for goal, goal_vector in zip(missing, vectors, strict=True):
                     await repository.save_goal_embedding(

@@ -16,29 +16,32 @@ class EmbeddingClient:
         self.dimensions = 0
 
     async def embed(
-        self, texts: list[str], *, query: bool = False, deadline_seconds: float | None = None
+        self,
+        texts: list[str],
+        *,
+        query: bool = False,
+        deadline_seconds: float | None = None,
+        bulk: bool = False,
     ) -> list[Vector]:
         """Vectors of ``texts``; ``deadline_seconds`` overrides the client's deadline (bulk
-        calls need longer)."""
+        calls need longer). ``bulk`` passages wait behind single writes' (see the service)."""
         if not texts:
             return []
-        kind = embedding_pb2.EMBED_KIND_QUERY if query else embedding_pb2.EMBED_KIND_PASSAGE
+        kind = embedding_pb2.EMBED_KIND_QUERY if query else _passage(bulk)
         reply = await self._embed(
             embedding_pb2.EmbedRequest(texts=texts, kind=kind), deadline_seconds
         )
         return [from_bytes(v) for v in reply.vectors]
 
     async def embed_with_tokens(
-        self, texts: list[str], *, deadline_seconds: float | None = None
+        self, texts: list[str], *, deadline_seconds: float | None = None, bulk: bool = False
     ) -> tuple[list[Vector], list[bytes] | None]:
         """Passage vectors of ``texts`` and, from the same run of the model, each text's token
         vectors packed as ``token_vectors.pack`` does (None when the service's encoder cannot
         give them)."""
         if not texts:
             return [], []
-        request = embedding_pb2.EmbedRequest(
-            texts=texts, kind=embedding_pb2.EMBED_KIND_PASSAGE, with_tokens=True
-        )
+        request = embedding_pb2.EmbedRequest(texts=texts, kind=_passage(bulk), with_tokens=True)
         reply = await self._embed(request, deadline_seconds)
         vectors = [from_bytes(v) for v in reply.vectors]
         tokens = list(reply.tokens) if len(reply.tokens) == len(texts) else None
@@ -74,3 +77,7 @@ class EmbeddingClient:
         self.fingerprint = info.fingerprint
         self.dimensions = info.dimensions
         return info
+
+
+def _passage(bulk: bool) -> embedding_pb2.EmbedKind.ValueType:
+    return embedding_pb2.EMBED_KIND_BULK_PASSAGE if bulk else embedding_pb2.EMBED_KIND_PASSAGE

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x65xocortex/v1/embedding.proto\x12\x0c\x65xocortex.v1\"Y\n\x0c\x45mbedRequest\x12\r\n\x05texts\x18\x01 \x03(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.exocortex.v1.EmbedKind\x12\x13\n\x0bwith_tokens\x18\x03 \x01(\x08\"X\n\rEmbedResponse\x12\x0f\n\x07vectors\x18\x01 \x03(\x0c\x12&\n\x05model\x18\x02 \x01(\x0b\x32\x17.exocortex.v1.ModelInfo\x12\x0e\n\x06tokens\x18\x03 \x03(\x0c\"\x15\n\x13GetModelInfoRequest\"B\n\tModelInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\ndimensions\x18\x02 \x01(\x05\x12\x13\n\x0b\x66ingerprint\x18\x03 \x01(\t*U\n\tEmbedKind\x12\x1a\n\x16\x45MBED_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10\x45MBED_KIND_QUERY\x10\x01\x12\x16\n\x12\x45MBED_KIND_PASSAGE\x10\x02\x32\x99\x01\n\tEmbedding\x12@\n\x05\x45mbed\x12\x1a.exocortex.v1.EmbedRequest\x1a\x1b.exocortex.v1.EmbedResponse\x12J\n\x0cGetModelInfo\x12!.exocortex.v1.GetModelInfoRequest\x1a\x17.exocortex.v1.ModelInfob\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x65xocortex/v1/embedding.proto\x12\x0c\x65xocortex.v1\"Y\n\x0c\x45mbedRequest\x12\r\n\x05texts\x18\x01 \x03(\t\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.exocortex.v1.EmbedKind\x12\x13\n\x0bwith_tokens\x18\x03 \x01(\x08\"X\n\rEmbedResponse\x12\x0f\n\x07vectors\x18\x01 \x03(\x0c\x12&\n\x05model\x18\x02 \x01(\x0b\x32\x17.exocortex.v1.ModelInfo\x12\x0e\n\x06tokens\x18\x03 \x03(\x0c\"\x15\n\x13GetModelInfoRequest\"B\n\tModelInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\ndimensions\x18\x02 \x01(\x05\x12\x13\n\x0b\x66ingerprint\x18\x03 \x01(\t*r\n\tEmbedKind\x12\x1a\n\x16\x45MBED_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10\x45MBED_KIND_QUERY\x10\x01\x12\x16\n\x12\x45MBED_KIND_PASSAGE\x10\x02\x12\x1b\n\x17\x45MBED_KIND_BULK_PASSAGE\x10\x03\x32\x99\x01\n\tEmbedding\x12@\n\x05\x45mbed\x12\x1a.exocortex.v1.EmbedRequest\x1a\x1b.exocortex.v1.EmbedResponse\x12J\n\x0cGetModelInfo\x12!.exocortex.v1.GetModelInfoRequest\x1a\x17.exocortex.v1.ModelInfob\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,7 +33,7 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'exocortex.proto.v1.embeddin
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EMBEDKIND']._serialized_start=318
-  _globals['_EMBEDKIND']._serialized_end=403
+  _globals['_EMBEDKIND']._serialized_end=432
   _globals['_EMBEDREQUEST']._serialized_start=46
   _globals['_EMBEDREQUEST']._serialized_end=135
   _globals['_EMBEDRESPONSE']._serialized_start=137
@@ -42,6 +42,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETMODELINFOREQUEST']._serialized_end=248
   _globals['_MODELINFO']._serialized_start=250
   _globals['_MODELINFO']._serialized_end=316
-  _globals['_EMBEDDING']._serialized_start=406
-  _globals['_EMBEDDING']._serialized_end=559
+  _globals['_EMBEDDING']._serialized_start=435
+  _globals['_EMBEDDING']._serialized_end=588
 # @@protoc_insertion_point(module_scope)

@@ -29,12 +29,22 @@ class _EmbedKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EmbedKind.V
     EMBED_KIND_UNSPECIFIED: _EmbedKind.ValueType  # 0
     EMBED_KIND_QUERY: _EmbedKind.ValueType  # 1
     EMBED_KIND_PASSAGE: _EmbedKind.ValueType  # 2
+    EMBED_KIND_BULK_PASSAGE: _EmbedKind.ValueType  # 3
+    """Passages of a bulk write (an import, a markdown document): embedded like passages, but
+    after the passages of single writes already waiting, so a store is not queued behind an
+    import's batches.
+    """
 
 class EmbedKind(_EmbedKind, metaclass=_EmbedKindEnumTypeWrapper): ...
 
 EMBED_KIND_UNSPECIFIED: EmbedKind.ValueType  # 0
 EMBED_KIND_QUERY: EmbedKind.ValueType  # 1
 EMBED_KIND_PASSAGE: EmbedKind.ValueType  # 2
+EMBED_KIND_BULK_PASSAGE: EmbedKind.ValueType  # 3
+"""Passages of a bulk write (an import, a markdown document): embedded like passages, but
+after the passages of single writes already waiting, so a store is not queued behind an
+import's batches.
+"""
 Global___EmbedKind: _TypeAlias = EmbedKind  # noqa: Y015
 
 @_typing.final

@@ -170,6 +170,9 @@ class BulkImporter:
                 texts,
                 keep=config.keep_tokens,
                 deadline_seconds=EMBED_TIMEOUT_SECONDS,
+                # Behind any single store's text waiting: a store during an import is not
+                # queued behind the import's batches.
+                bulk=True,
             )
             cursor = 0
             for i, p in ordered:

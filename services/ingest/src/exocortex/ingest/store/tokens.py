@@ -27,19 +27,25 @@ class Embedder(Protocol):
     dimensions: int
 
     async def embed(
-        self, texts: list[str], *, deadline_seconds: float | None = None
+        self, texts: list[str], *, deadline_seconds: float | None = None, bulk: bool = False
     ) -> list[Vector]: ...
 
 
 async def embed_many(
-    embedder: Embedder, texts: list[str], *, keep: bool, deadline_seconds: float | None = None
+    embedder: Embedder,
+    texts: list[str],
+    *,
+    keep: bool,
+    deadline_seconds: float | None = None,
+    bulk: bool = False,
 ) -> tuple[list[Vector], list[bytes] | None]:
     """``texts``' vectors and, when ``keep``, each one's packed token vectors from the same
-    request (None when not asked for or not given)."""
+    request (None when not asked for or not given). ``bulk``: an import's batch, embedded
+    after single stores' texts already waiting."""
     with_tokens = getattr(embedder, "embed_with_tokens", None)
     if not keep or with_tokens is None:
-        return await embedder.embed(texts, deadline_seconds=deadline_seconds), None
-    vectors, tokens = await with_tokens(texts, deadline_seconds=deadline_seconds)
+        return await embedder.embed(texts, deadline_seconds=deadline_seconds, bulk=bulk), None
+    vectors, tokens = await with_tokens(texts, deadline_seconds=deadline_seconds, bulk=bulk)
     return vectors, tokens
 
 

@@ -209,7 +209,7 @@ class Restorer:
         todo = [m for m in rows if m["id"] not in reused]
         if todo:
             fresh = await self._embedding.embed(
-                [m["content"] for m in todo], deadline_seconds=300.0
+                [m["content"] for m in todo], deadline_seconds=300.0, bulk=True
             )
             reused.update((m["id"], to_bytes(v)) for m, v in zip(todo, fresh, strict=True))
         ids = [m["id"] for m in rows]
@@ -258,7 +258,9 @@ class Restorer:
         items = list(texts.items())
         for start in range(0, len(items), BATCH):
             part = items[start : start + BATCH]
-            vectors = await self._embedding.embed([t for _, t in part], deadline_seconds=300.0)
+            vectors = await self._embedding.embed(
+                [t for _, t in part], deadline_seconds=300.0, bulk=True
+            )
             async with self._pool.connection() as conn, conn.transaction():
                 for (memory_id, _), vector in zip(part, vectors, strict=True):
                     await contexts.save(conn, memory_id, to_bytes(vector))

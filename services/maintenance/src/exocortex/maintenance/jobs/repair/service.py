@@ -63,7 +63,7 @@ class RepairJob:
                 for start in range(0, len(rows), params.batch):
                     batch = rows[start : start + params.batch]
                     vectors, tokens = await ctx.deps.embedding.embed_with_tokens(
-                        [r.content for r in batch], deadline_seconds=120
+                        [r.content for r in batch], deadline_seconds=120, bulk=True
                     )
                     async with ctx.deps.pool.connection() as conn, conn.transaction():
                         changed = await repository.save_vectors(
@@ -120,7 +120,7 @@ async def _backfill_tokens(ctx: JobContext, params: RepairParams) -> dict[str, i
         for start in range(0, len(rows), params.batch):
             batch = rows[start : start + params.batch]
             _, tokens = await embedding.embed_with_tokens(
-                [r.content for r in batch], deadline_seconds=120
+                [r.content for r in batch], deadline_seconds=120, bulk=True
             )
             if tokens is None:  # the service's encoder gives none: nothing to keep
                 break
