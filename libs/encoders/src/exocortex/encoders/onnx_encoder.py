@@ -11,9 +11,9 @@ average): the texts are sorted by their token count and cut into *runs* that pad
 ``RUN_POSITIONS`` positions (rows × the longest row), and ``threads`` runs go side by side,
 each on one thread, each thread taking the next run left (see ``run_pool``). A batch of 64
 took 3.5-4.0 ms of wall time a text this way against 6.5-12.2 with two threads inside each run
-of 32 texts: short runs pad little and keep their activations
-in the cache, and two one-thread runs waste none of the hand-offs two threads inside one run
-pay on every operator (CPU a text 6.7-7.7 ms against 12-21). A lone text runs on one thread:
+of 32 texts: short runs pad little and keep their activations in the cache, and two one-thread
+runs waste none of the hand-offs two threads inside one run pay on every operator (CPU a text
+6.7-7.7 ms against 12-21). A lone text runs on one thread:
 a little slower than two (8.2 against 6.7 ms for a short note) but a quarter cheaper in CPU,
 which is what a busy stack runs short of.
 """

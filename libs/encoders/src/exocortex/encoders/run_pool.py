@@ -62,7 +62,6 @@ class _Work(Generic[T, R]):
         self._lock = threading.Lock()
         self._failed = False
         self._out: list[R | None] = [None] * len(runs)
-        self._done = [False] * len(runs)
 
     def _take(self) -> int | None:
         with self._lock:
@@ -79,8 +78,7 @@ class _Work(Generic[T, R]):
             except BaseException:
                 self._failed = True  # the others stop taking runs of a batch that failed
                 raise
-            self._done[index] = True
 
     def results(self) -> list[R]:
-        assert all(self._done), "every run was taken and finished"
+        """Once every thread that took a run has returned without raising: each run's."""
         return cast(list[R], self._out)

@@ -165,25 +165,24 @@ class FileIngest:
         )
         # Each takeaway is also a memory of its own, as the original stored them, so a search
         # finds the one fact instead of a whole session's summary.
-        if digest.facts:
-            await self._import(
-                [
-                    MemoryInput(
-                        content=text,
-                        namespace=req.namespace,
-                        tags=(SESSION_FACT_TAG, kind, *project_tags),
-                        content_type="text",
-                        source="digest",
-                        source_uri=source_uri or None,
-                        importance=FACT_IMPORTANCE,
-                        metadata_json=json.dumps(
-                            {"kind": SESSION_FACT_TAG, "fact": kind, "digest_id": result.memory.id}
-                        ),
-                        attribution=attribution,
-                    )
-                    for kind, text in digest.facts
-                ]
-            )
+        await self._import(
+            [
+                MemoryInput(
+                    content=text,
+                    namespace=req.namespace,
+                    tags=(SESSION_FACT_TAG, kind, *project_tags),
+                    content_type="text",
+                    source="digest",
+                    source_uri=source_uri or None,
+                    importance=FACT_IMPORTANCE,
+                    metadata_json=json.dumps(
+                        {"kind": SESSION_FACT_TAG, "fact": kind, "digest_id": result.memory.id}
+                    ),
+                    attribution=attribution,
+                )
+                for kind, text in digest.facts
+            ]
+        )
         return DigestOutcome(
             result, digest.project or "", len(digest.actions), len(digest.files), digest.commands
         )

@@ -14,7 +14,6 @@ from typing import Any
 import psycopg
 
 from exocortex.core.db.pool import DictConnection, Pool
-from exocortex.core.db.pool import reading as reading  # single look-ups, one round trip each
 from exocortex.core.repositories import memories
 from exocortex.ingest.store.model import Row
 

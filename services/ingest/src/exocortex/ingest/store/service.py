@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from exocortex.core.clients.embedding import EmbeddingClient
 from exocortex.core.clients.retrieval import Neighbour, RetrievalClient
-from exocortex.core.db.pool import Pool
+from exocortex.core.db.pool import Pool, reading
 from exocortex.core.domain.contradictions import find_contradiction
 from exocortex.core.domain.vectors import Vector
 from exocortex.core.errors import ExoError
@@ -79,7 +79,7 @@ class StoreService:
     async def store_prepared(self, p: Prepared, config: WriteConfig) -> StoreResult:
         supersede: tuple[str, float] | None = None
         if config.hash_dedup:
-            async with repository.reading(self.pool) as conn:
+            async with reading(self.pool) as conn:
                 existing = await memories.find_active_root_by_hash(
                     conn, p.namespace, p.content_type, p.digest
                 )
@@ -172,7 +172,7 @@ class StoreService:
                 row = await self._create_superseding(rows, supersede)
         except UniqueClash:
             # A concurrent identical store won the race: the unique index guarantees one row.
-            async with repository.reading(self.pool) as conn:
+            async with reading(self.pool) as conn:
                 existing = await memories.find_active_root_by_hash(
                     conn, p.namespace, p.content_type, p.digest
                 )
@@ -205,7 +205,7 @@ class StoreService:
         neighbours = await self.nearest([vector], p, config, limit=3)
         if not neighbours:
             return None
-        async with repository.reading(self.pool) as conn:
+        async with reading(self.pool) as conn:
             rows = await memories.get_many(conn, [n.memory_id for n in neighbours])
         for n in neighbours:
             row = rows.get(n.memory_id)
