@@ -201,13 +201,14 @@ def _encoder(cache_dir: Path) -> tuple[Any, int]:
         backend=settings.backend,
         threads=settings.threads,
         cache_dir=cache_dir,
+        precision=settings.precision,
     )
     return model, settings.max_batch
 
 
 def model_limit(texts: list[str], cache_dir: Path) -> float:
     """Texts/s of the embedding service's encoder on ``texts``, in this process, nothing else
-    running: its backend, its threads, batches of its max_batch."""
+    running: its backend, its precision, its threads, batches of its max_batch."""
     model, batch = _encoder(cache_dir)
     model.encode(texts[:64])  # warm-up
     started = time.perf_counter()

@@ -115,3 +115,35 @@ def test_one_thread_or_torch_needs_no_query_encoder(
     assert query_encoder_factory(path, onnx_encoder, threads=1, cache_dir=cache_dir) is None
     torch_model = load_encoder(path, backend="torch", threads=2, cache_dir=cache_dir)
     assert query_encoder_factory(path, torch_model, threads=2, cache_dir=cache_dir) is None
+
+
+def test_stored_memories_can_be_embedded_by_the_8_bit_copy(
+    onnx_encoder: OnnxEncoder, cache_dir: Path
+) -> None:
+    """EXO_EMBEDDING_PRECISION=int8: the same model (same fingerprint, so nothing is embedded
+    again) in 8-bit weights: vectors close to the full model's but not its, and the query lane's
+    own encoder at the same precision, so a query meets passages made the same way."""
+    path = bundled_model_path()
+    int8 = load_encoder(path, backend="onnx", threads=2, cache_dir=cache_dir, precision="int8")
+    assert isinstance(int8, OnnxEncoder)
+    assert int8.info == onnx_encoder.info
+    got = np.stack(int8.encode(TEXTS))
+    full = np.stack(onnx_encoder.encode(TEXTS))
+    cosine = (got * full).sum(axis=1)
+    # Sentences land within 1%; a word or nothing ("ok", "") drifts most (0.96-0.97).
+    assert cosine[[0, 2, 3]].min() > 0.99, cosine
+    assert cosine.min() > 0.95, cosine
+    assert not np.allclose(got, full, atol=1e-4)  # really the 8-bit weights
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    factory = query_encoder_factory(path, int8, threads=2, cache_dir=cache_dir, precision="int8")
+    assert factory is not None
+    queries = np.stack(factory().encode(TEXTS))
+    assert np.allclose(queries, got, atol=1e-3)
+
+
+def test_torch_runs_the_full_model_whatever_the_precision(cache_dir: Path) -> None:
+    path = bundled_model_path()
+    torch_model = load_encoder(
+        path, backend="torch", threads=1, cache_dir=cache_dir, precision="int8"
+    )
+    assert isinstance(torch_model, TorchEncoder)

@@ -24,7 +24,12 @@ async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
     path = settings.model_path or bundled_model_path()
     cache_dir = settings.cache_dir or settings.data_dir / "models"
     model = await asyncio.to_thread(
-        load_encoder, path, backend=settings.backend, threads=settings.threads, cache_dir=cache_dir
+        load_encoder,
+        path,
+        backend=settings.backend,
+        threads=settings.threads,
+        cache_dir=cache_dir,
+        precision=settings.precision,
     )
     # Warm up once so the first real request does not pay for lazy initialisation.
     await asyncio.to_thread(model.encode, ["warm up"])
@@ -33,13 +38,14 @@ async def run(settings: EmbeddingSettings, stop: asyncio.Event) -> None:
         model=model.info.name,
         dimensions=model.info.dimensions,
         encoder=type(model).__name__,
+        precision=settings.precision,
     )
     batcher = MicroBatcher(
         model,
         max_batch=settings.max_batch,
         max_wait_ms=settings.max_wait_ms,
         query_model=query_encoder_factory(
-            path, model, threads=settings.threads, cache_dir=cache_dir
+            path, model, threads=settings.threads, cache_dir=cache_dir, precision=settings.precision
         ),
         passage_calls=settings.threads,
     )
