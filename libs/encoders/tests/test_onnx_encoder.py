@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from exocortex.encoders import OnnxEncoder, Pipeline, bundled_model_path, read_pipeline
+from exocortex.encoders.export import int8_path
 from exocortex.encoders.onnx_encoder import RUN_POSITIONS, RUN_ROWS, plan_runs
 
 
@@ -72,9 +73,16 @@ def test_prepare_exports_ahead_of_time_and_is_idempotent(
     from exocortex.encoders import prepare
 
     assert prepare.main([str(cache_dir)]) == 0
-    printed = Path(capsys.readouterr().out.strip())
-    assert printed.parent == cache_dir
-    assert printed.name == f"{encoder.info.fingerprint}.onnx"
+    # The last two lines (the log may say it quantized, on the same stream).
+    export, quantized = (Path(line) for line in capsys.readouterr().out.splitlines()[-2:])
+    assert export.parent == quantized.parent == cache_dir
+    assert export.name == f"{encoder.info.fingerprint}.onnx"
+    # The 8-bit copy too, where the 8-bit encoder looks for it.
+    assert quantized == int8_path(cache_dir, encoder.info.fingerprint)
+    assert quantized.stat().st_size > 1_000_000
+    stamps = (export.stat().st_mtime_ns, quantized.stat().st_mtime_ns)
+    assert prepare.main([str(cache_dir)]) == 0
+    assert (export.stat().st_mtime_ns, quantized.stat().st_mtime_ns) == stamps
     assert prepare.main([]) == 2
 
 
