@@ -6,7 +6,7 @@
 Measures, from one run on the embedded default (or the stack at --url):
 
 * the **limit**: the embedding model's own throughput on the same texts, in this process with
-  the stack stopped (the service's encoder, threads and batch size);
+  the stack stopped (the service's encoder, threads, batch size and precision);
 * REST bulk import (``POST /api/memories/import``, --batch a request) and ``exo import`` of a
   JSON file, until the last memory is searchable;
 * 1, 4 and 16 clients storing single memories (``POST /api/memories``, one memory a call,
@@ -204,6 +204,13 @@ def _encoder(cache_dir: Path) -> tuple[Any, int]:
         precision=settings.precision,
     )
     return model, settings.max_batch
+
+
+def service_precision() -> str:
+    """The weights the embedding service runs (EXO_EMBEDDING_PRECISION), as the limit uses."""
+    from exocortex.embedding.settings import EmbeddingSettings
+
+    return EmbeddingSettings().precision
 
 
 def model_limit(texts: list[str], cache_dir: Path) -> float:
@@ -560,8 +567,8 @@ def report(args: argparse.Namespace, result: dict[str, Any], before: dict[str, A
         "",
         "The **limit** is the embedding model's own throughput on the same texts, measured in "
         "the benchmark's process with the stack stopped (the service's encoder, threads and "
-        "batch size). Every other rate is until the last memory is searchable, and is also "
-        "given as a ratio to the limit.",
+        f"batch size; weights: {service_precision()}). Every other rate is until the "
+        "last memory is searchable, and is also given as a ratio to the limit.",
         "",
         "The texts are standard-library docstrings no two of which the model puts within "
         f"cosine {DISTINCT_BELOW} of each other ("
