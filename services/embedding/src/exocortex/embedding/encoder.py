@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Literal
 
 from exocortex.core.logging import get_logger
+from exocortex.embedding.settings import Precision
 from exocortex.encoders import Encoder, OnnxEncoder, read_pipeline
 
 log = get_logger(__name__)
 
 Backend = Literal["onnx", "torch"]
-Precision = Literal["float32", "int8"]
 
 
 def load_encoder(

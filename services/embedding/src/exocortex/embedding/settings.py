@@ -8,6 +8,9 @@ from pydantic import AliasChoices, Field
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
 from exocortex.core.reference_env import env
 
+# The weights the model runs at (see EmbeddingSettings.precision).
+Precision = Literal["float32", "int8"]
+
 
 class EmbeddingSettings(GrpcServiceSettings):
     listen: str = Field(
@@ -35,9 +38,9 @@ class EmbeddingSettings(GrpcServiceSettings):
     # ONNX: the weights stored memories are embedded with. float32: the model as published;
     # int8: an 8-bit copy of it (matrix products quantized per channel, made once beside the
     # export), about 2.4x less CPU a lone text and 2.1x a batch, vectors at cosine 0.986-0.999
-    # of the full model's (docs/architecture.md, "The embedding model"). Search queries are
+    # of the full model's (docs/architecture.md, "The embedding runtime"). Search queries are
     # embedded at retrieval's own precision (EXO_RETRIEVAL_QUERY_ENCODER_PRECISION).
-    precision: Literal["float32", "int8"] = Field(
+    precision: Precision = Field(
         default="float32", validation_alias=AliasChoices("EXO_EMBEDDING_PRECISION")
     )
     # Where the ONNX export is kept (default: <EXO_DATA_DIR>/models).
