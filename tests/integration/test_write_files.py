@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 
+from exocortex.testing.wait import until_async
+
 # Unrelated words across many fields, for texts the model finds unlike one another.
 _WORDS = [
     "harbour",
@@ -313,11 +315,21 @@ async def test_a_long_document_goes_in_whole_in_order_and_a_refused_section_fail
     )
     assert refused.status_code == 413, refused.text  # as its own store would answer
     assert "characters" in refused.json()["detail"]
-    kept = await api.post(
-        "/api/memories/search",
-        json={"query": kept_text, "namespace": namespace, "limit": 1},
+
+    # The section before it is committed; the error answer does not wait for its indexing.
+    async def best_source() -> str | None:
+        kept = await api.post(
+            "/api/memories/search",
+            json={"query": kept_text, "namespace": namespace, "limit": 1},
+        )
+        results = kept.json()["results"]
+        return results[0]["memory"]["source_uri"] if results else None
+
+    await until_async(
+        best_source,
+        what="the section stored before the refused one found by its text",
+        accept=lambda source: source == "log.md",
     )
-    assert kept.json()["results"][0]["memory"]["source_uri"] == "log.md"
 
 
 async def test_markdown_ingest_of_given_text_and_server_paths_refused(
