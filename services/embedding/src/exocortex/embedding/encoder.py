@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from exocortex.core.domain.vectors import Precision
 from exocortex.core.logging import get_logger
-from exocortex.embedding.settings import Precision
 from exocortex.encoders import Encoder, OnnxEncoder, read_pipeline
 
 log = get_logger(__name__)

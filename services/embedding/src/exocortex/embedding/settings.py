@@ -6,10 +6,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
+from exocortex.core.domain.vectors import Precision
 from exocortex.core.reference_env import env
-
-# The weights the model runs at (see EmbeddingSettings.precision).
-Precision = Literal["float32", "int8"]
 
 
 class EmbeddingSettings(GrpcServiceSettings):

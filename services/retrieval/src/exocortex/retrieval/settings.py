@@ -7,6 +7,7 @@ from pydantic import AliasChoices, Field
 
 from exocortex.core.bus import subjects
 from exocortex.core.config import DEFAULT_GRPC_PORTS, DEFAULT_METRICS_PORTS, GrpcServiceSettings
+from exocortex.core.domain.vectors import Precision
 
 
 class RetrievalSettings(GrpcServiceSettings):
@@ -102,7 +103,7 @@ class RetrievalSettings(GrpcServiceSettings):
     )
     # int8: the local copy runs 8-bit weights, about half the CPU of the full model on a short
     # query at the same recall (see query_encoder); float32: the service's exact vectors.
-    query_encoder_precision: Literal["int8", "float32"] = Field(
+    query_encoder_precision: Precision = Field(
         default="int8", validation_alias=AliasChoices("EXO_RETRIEVAL_QUERY_ENCODER_PRECISION")
     )
     # One thread: with the 8-bit copy a second thread no longer shortens a short query's

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from exocortex.core.domain import token_vectors
-from exocortex.core.domain.vectors import Vector
+from exocortex.core.domain.vectors import Precision, Vector
 from exocortex.core.logging import get_logger
 from exocortex.retrieval.search.lru import LruCache
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 Mode = Literal["local", "remote"]
-Precision = Literal["int8", "float32"]
 # The local vector must match the service's to this cosine: the full model in two runtimes
 # agrees to ~1e-6; the 8-bit copy lands at 0.987-0.996 on ordinary queries (0.994 on the probe),
 # so 0.98 passes a sound copy and stops a broken one.
